@@ -1,0 +1,74 @@
+"""Causal rules: separate the primary error from the cascade it started.
+
+RULES run in order over the findings; each is a small function with a docstring saying what
+it looks at and why. `choose_root` then applies "the first primary error wins" on what is left.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+from .findings import Finding
+
+Rule = Callable[[list[Finding]], None]
+
+
+def resolved_failures(findings: list[Finding]) -> None:
+    """Signal: a failure whose `resolved_by` pattern matches a later line (e.g. an IB port that
+    goes 'port error' then 'port active'). Why: a recovered fault is not what killed the job.
+    Example: mixed-llmd-ib-port-flap-tp-worker-exception."""
+    for i, f in enumerate(findings):
+        if f.sig is None or not f.sig.resolved_by or f.kind != "failure":
+            continue
+        try:
+            template = f.sig.resolved_by.format(**{k: re.escape(v) for k, v in f.groups.items()})
+            pattern = re.compile(template)
+        except (KeyError, IndexError, re.error):
+            continue
+        for later in findings[i + 1:]:
+            if pattern.search(later.clean):
+                f.resolved = True
+                f.reason = f"recovered later (line {later.line})"
+                break
+
+
+def explained_failures(findings: list[Finding]) -> None:
+    """Signal: a failure whose signature `explains` another finding's signature or category
+    (host OOM explains 'Killed'; an Xid 31 MMU fault explains the illegal memory access).
+    Why: the explained one is the visible effect; the explainer is the cause, wherever it is
+    printed (kernel logs are often pasted after the application's). Example:
+    torch-xid31-mmu-fault-illegal-memory-access."""
+    explainers = [f for f in findings if f.kind == "failure" and f.sig and f.sig.explains
+                  and not f.resolved]
+    for f in findings:
+        if f in explainers or f.tier > 2:
+            continue
+        for ex in explainers:
+            if f.sig_id in ex.sig.explains or (f.category and f.category in ex.sig.explains):  # type: ignore[union-attr]
+                f.kind, f.tier = "symptom", 3
+                f.reason = f"explained by line {ex.line} ({ex.sig_id})"
+                break
+
+
+RULES: tuple[Rule, ...] = (resolved_failures, explained_failures)
+
+
+def choose_root(findings: Sequence[Finding]) -> Finding | None:
+    """The first primary error (tier 1) wins; a stand-in (tier 2) only when there is none."""
+    for tier in (1, 2):
+        cands = [f for f in findings if f.tier == tier and not f.resolved]
+        if cands:
+            return min(cands, key=lambda f: f.seq)
+    return None
+
+
+def symptom_reason(f: Finding, root: Finding) -> str:
+    """Why a finding is listed under the root cause rather than as a cause of its own."""
+    if f.reason:
+        return f.reason
+    if f.sig is not None and f.sig.kind == "symptom":
+        return f.sig.summary.split(";")[0].split(". ")[0]
+    if f.line > root.line:
+        return "later error: a consequence of the root cause"
+    return "earlier than the root cause but not a primary error"

@@ -1,0 +1,161 @@
+"""The streaming analyzer: feed events, get the verdict, the cascade and the timeline.
+
+It keeps only what the verdict needs (findings, phase spans, per-rank last activity, a few
+counters), never the ordinary lines themselves, so memory does not follow file size.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Event
+from ..signatures import Knowledge
+from .causality import RULES, choose_root, symptom_reason
+from .findings import Finding, block_findings, line_findings
+from .phases import PhaseTracker
+
+BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_error")
+MAX_SYMPTOMS = 500
+MAX_WARNINGS = 200
+HANG_PHASES = ("dist_init",)
+NCCL_COMM_RANK = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks \d+")
+
+
+@dataclass
+class Analyzer:
+    """Consumes events of one or more inputs (in order) and builds the explain report."""
+
+    knowledge: Knowledge
+    findings: list[Finding] = field(default_factory=list)
+    events: int = 0
+    plain_lines: int = 0
+    blocks: int = 0
+    config: dict[str, Any] = field(default_factory=dict)
+    input_index: int = 0
+    phases: PhaseTracker = field(init=False)
+    warnings: dict[str, dict[str, Any]] = field(default_factory=dict)
+    nccl_ranks: dict[str, int] = field(default_factory=dict)  # "host:pid" -> rank
+
+    def __post_init__(self) -> None:
+        self.phases = PhaseTracker(self.knowledge)
+
+    def next_input(self) -> None:
+        """Start the next file of a multi-file analysis."""
+        self.input_index += 1
+
+    def feed(self, ev: Event) -> None:
+        """Take one event."""
+        self.events += 1
+        if ev.kind == "plain":
+            self.plain_lines += len(ev.lines)
+        if ev.system == "nccl" and " rank " in ev.message and ev.process:
+            m = NCCL_COMM_RANK.search(ev.message)
+            if m:
+                self.nccl_ranks[ev.process] = int(m.group(1))
+        if ev.kind == "config":
+            for key in ("server_args", "args"):
+                if isinstance(ev.fields.get(key), dict):
+                    self.config.update(ev.fields[key])
+        self.phases.feed(ev)
+        if ev.kind in BLOCK_KINDS:
+            self.blocks += 1
+            found = block_findings(ev, self.blocks, self.knowledge)
+        else:
+            found = line_findings(ev, self.knowledge)
+        for f in found:
+            f.seq = self.input_index * 10**12 + f.line
+            if f.kind == "benign" or (f.kind == "error" and ev.level == "warning"):
+                self._warning(f, benign=True)
+                continue
+            self.findings.append(f)
+        if ev.level == "warning" and not found and ev.kind not in BLOCK_KINDS:
+            self._warning_line(ev)
+
+    def _warning(self, f: Finding, benign: bool) -> None:
+        key = f.sig_id or f.clean[:80]
+        entry = self.warnings.get(key)
+        if entry is None:
+            self.warnings[key] = {"line": f.line, "text": f.text, "id": f.sig_id,
+                                  "benign": benign, "count": 1}
+        else:
+            entry["count"] += 1
+
+    def _warning_line(self, ev: Event) -> None:
+        key = (ev.fields.get("site") or "") + ev.message[:60]
+        entry = self.warnings.get(key)
+        if entry is None:
+            if len(self.warnings) < MAX_WARNINGS:
+                self.warnings[key] = {"line": ev.line_start, "text": ev.raw[0], "id": None,
+                                      "benign": False, "count": 1}
+        else:
+            entry["count"] += 1
+
+    # -- verdict --------------------------------------------------------------------------
+    def result(self) -> dict[str, Any]:
+        """The verdict, root cause, cascade and timeline (the body of the JSON contract)."""
+        findings = _dedupe(self.findings)
+        for f in findings:  # NCCL lines carry the device; the comm init line told the rank
+            if f.process in self.nccl_ranks and (f.rank is None or f.rank_source == "device"):
+                f.rank, f.rank_source = self.nccl_ranks[f.process], "nccl comm"
+        for rule in RULES:
+            rule(findings)
+        root = choose_root(findings)
+        verdict = "crash"
+        hang_from_silence = False
+        if root is None:
+            verdict, root, hang_from_silence = self._no_error_verdict()
+        elif root.sig is not None and root.sig.verdict:
+            verdict = root.sig.verdict
+        elif root.category == "nccl_timeout" or (root.sig and "watchdog" in root.sig.id):
+            verdict = "hang"
+        symptoms = []
+        if root is not None and not hang_from_silence:
+            for f in findings:
+                if f is root or f.line == root.line and f.seq == root.seq:
+                    continue
+                if f.kind == "error" and f.line < root.line:
+                    continue
+                symptoms.append({"line": f.line, "text": f.text, "rank": f.rank,
+                                 "reason": symptom_reason(f, root), "signature": f.sig_id})
+        return {"verdict": verdict, "root": root, "symptoms": symptoms[:MAX_SYMPTOMS],
+                "findings": findings}
+
+    def _no_error_verdict(self) -> tuple[str, Finding | None, bool]:
+        ph = self.phases
+        if ph.ready_line is not None or ph.serving_line is not None:
+            return "healthy", None, False
+        if ph.server_seen and ph.furthest() in HANG_PHASES and len(ph.last_line) >= 2 \
+                and self._silent_in_init():
+            return "hang", self._first_silent(), True
+        if ph.server_seen or ph.open_startup_phase():
+            return "in_progress", None, False
+        return "healthy", None, False
+
+    def _silent_in_init(self) -> bool:
+        """Every process's last phase marker is an unfinished distributed init."""
+        spans = [s[-1] for s in self.phases.spans.values() if s]
+        return bool(spans) and all(s.phase in HANG_PHASES and not s.ended for s in spans)
+
+    def _first_silent(self) -> Finding | None:
+        """The last line of the rank/process that went silent first."""
+        lasts = [(ts or "", line, text, key) for key, (line, ts, text)
+                 in self.phases.last_line.items() if key in self.phases.spans]
+        if not lasts:
+            return None
+        ts, line, text, key = min(lasts, key=lambda x: (x[0], x[1]))
+        return Finding(line=line, text=text, clean=text, kind="symptom", tier=2,
+                       category="distributed_init", rank=key[0], process=key[1],
+                       timestamp=ts or None,
+                       reason="last line of the rank that went silent first")
+
+
+def _dedupe(findings: list[Finding]) -> list[Finding]:
+    """One finding per line: the block statement over other roles, lower tier over higher."""
+    by_line: dict[int, Finding] = {}
+    for f in findings:
+        cur = by_line.get(f.seq)
+        if cur is None or (f.role == "statement", -f.tier) > (cur.role == "statement", -cur.tier):
+            by_line[f.seq] = f
+    return sorted(by_line.values(), key=lambda f: f.seq)

@@ -1,0 +1,181 @@
+"""Turn events into findings: every line that states an error, a consequence or a benign warning.
+
+Recognition is data (signatures); this module only applies it, and adds what the structure of
+a block tells: in a traceback only the originating exception can be a cause, the rest of the
+block is context or consequence.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Event
+from ..signatures import Knowledge, Signature
+
+SIGNAL_HANDLER = re.compile(r"(?:sig\w*_handler|signal_handler|_handler)$")
+BLOCK_CATEGORY = {"native": "segfault", "faulthandler": "segfault"}
+
+
+@dataclass
+class Finding:
+    """One line that matters for the verdict, with what we know about it."""
+
+    line: int
+    text: str  # as in the file
+    clean: str
+    kind: str  # failure | symptom | benign | error (unclassified error-level line)
+    tier: int
+    sig: Signature | None = None
+    category: str | None = None
+    groups: dict[str, str] = field(default_factory=dict)
+    rank: int | None = None
+    process: str | None = None
+    timestamp: str | None = None
+    role: str | None = None  # statement | chained | context | handler, inside a block
+    block: int | None = None  # index of the block event it belongs to
+    reason: str | None = None
+    source: str = ""
+    resolved: bool = False
+    event_kind: str = ""
+    seq: int = 0  # global order across inputs (file index, line)
+    rank_source: str | None = None  # None: a prefix; "message": the text; "device": local GPU
+
+    @property
+    def sig_id(self) -> str | None:
+        return self.sig.id if self.sig else None
+
+
+def _base(ev: Event, i: int, **kw: Any) -> Finding:
+    f = Finding(line=ev.lines[i], text=ev.raw[i], clean=ev.clean[i],
+                rank=ev.rank_number(), process=ev.process, timestamp=ev.timestamp,
+                source=ev.source, event_kind=ev.kind, **kw)
+    _rank_from_groups(f, ev)
+    return f
+
+
+def _rank_from_groups(f: Finding, ev: Event) -> None:
+    """Where no prefix named the rank, use what the line itself says (a `rank` group), else
+    the local GPU it names (NCCL's [dev], "GPU 3 has a total capacity"), flagged as such."""
+    g = f.groups
+    for key in ("rank", "rank_a", "from_rank"):  # the line names the rank it is about
+        if g.get(key, "").isdigit():
+            f.rank, f.rank_source = int(g[key]), "message"
+            return
+    if f.rank is not None:
+        return
+    for value in (g.get("gpu"), g.get("device"), ev.fields.get("device")):
+        if value is not None and str(value).isdigit():
+            f.rank, f.rank_source = int(value), "device"
+            return
+
+
+def _merged(hits: list[tuple[Signature, dict[str, str]]]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for _sig, groups in hits:
+        for k, v in groups.items():
+            out.setdefault(k, v)
+    return out
+
+
+def best(hits: list[tuple[Signature, dict[str, str]]]) -> tuple[Signature, dict[str, str]] | None:
+    """The one signature that describes a line: benign knowledge wins, then specificity."""
+    if not hits:
+        return None
+    benign = [h for h in hits if h[0].kind == "benign"]
+    if benign:
+        return benign[0]
+    return sorted(hits, key=lambda h: (-h[0].priority, h[0].tier, -len(h[0].pattern.pattern)))[0]
+
+
+def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
+    """Findings of a single-line event."""
+    hits = knowledge.match(ev.clean[0])
+    hit = best(hits)
+    if hit is not None:
+        sig, _groups = hit
+        return [_base(ev, 0, kind=sig.kind, tier=sig.tier, sig=sig, category=sig.category,
+                      groups=_merged(hits))]
+    if ev.level in ("error", "critical") and ev.message.strip():
+        return [_base(ev, 0, kind="error", tier=3, reason="error-level log line")]
+    return []
+
+
+def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]:
+    """Findings of a multi-line block (traceback, faulthandler dump, C++ abort, backtrace)."""
+    fields = ev.fields
+    stmt_line = fields.get("statement_line")
+    stmt_i = ev.lines.index(stmt_line) if stmt_line in ev.lines else None
+    in_handler = bool(fields.get("signal_handler_frames")) or bool(fields.get("logging_error"))
+    section_end = _statement_section_end(ev, stmt_i)
+    out: list[Finding] = []
+    stmt_hits: list[tuple[Signature, dict[str, str]]] = []
+    for i in range(len(ev.lines)):
+        hits = knowledge.match(ev.clean[i])
+        if stmt_i is not None and stmt_i <= i < section_end:
+            stmt_hits.extend(h for h in hits if h[0].kind != "benign")
+            if i == stmt_i:
+                continue
+        hit = best(hits)
+        if hit is None or hit[0].kind == "benign":
+            continue
+        sig, groups = hit
+        role = "chained" if stmt_i is not None and i > section_end else "context"
+        out.append(_base(ev, i, kind="symptom", tier=3, sig=sig, category=sig.category,
+                         groups=groups, role=role, block=index,
+                         reason=_block_reason(role, in_handler)))
+    if stmt_i is None:
+        return out
+    hit = best(stmt_hits) if stmt_hits else None
+    sig = hit[0] if hit else None
+    groups = _merged(stmt_hits)
+    if sig is not None and sig.kind == "benign":
+        sig = None
+    kind, tier = ("failure", 1) if sig is None else (sig.kind, sig.tier)
+    category = sig.category if sig is not None else BLOCK_CATEGORY.get(ev.kind, "other")
+    if ev.kind == "cpp_abort" and sig is None:
+        kind, tier = "symptom", 2
+    f = _base(ev, stmt_i, kind=kind, tier=tier, sig=sig, category=category, groups=groups,
+              role="statement", block=index)
+    if in_handler:
+        f.kind, f.tier, f.role = "symptom", 3, "handler"
+        f.reason = ("raised inside a signal handler or while logging: the interrupted code is a "
+                    "bystander of an earlier failure")
+    out.append(f)
+    out.extend(_chained_exceptions(ev, index, stmt_i, section_end, in_handler))
+    return out
+
+
+def _statement_section_end(ev: Event, stmt_i: int | None) -> int:
+    """Index after the last line of the statement's own message (before a chain separator)."""
+    if stmt_i is None:
+        return 0
+    for i in range(stmt_i + 1, len(ev.clean)):
+        text = ev.clean[i]
+        if not text.strip() or "The above exception" in text or "During handling" in text:
+            return i
+    return len(ev.clean)
+
+
+def _chained_exceptions(ev: Event, index: int, stmt_i: int, section_end: int,
+                        in_handler: bool) -> list[Finding]:
+    out = []
+    for sec in ev.fields.get("sections", [])[1:]:
+        i = sec.get("exc_index")
+        if not isinstance(i, int) or i <= stmt_i or i >= len(ev.lines) or i < section_end:
+            continue
+        relation = sec.get("relation")
+        reason = ("wraps the exception above (raise ... from)" if relation == "cause" else
+                  "raised while handling the exception above")
+        out.append(_base(ev, i, kind="symptom", tier=3, role="chained", block=index,
+                         reason=reason if not in_handler else _block_reason("chained", True)))
+    return out
+
+
+def _block_reason(role: str, in_handler: bool) -> str:
+    if in_handler:
+        return "part of an error raised while handling or reporting another error"
+    if role == "chained":
+        return "later exception in the same chain: a consequence of the first one"
+    return "context of the error stated in the same block"

@@ -1,0 +1,146 @@
+"""Track each rank/process through the lifecycle, from phase markers (data) and progress bars."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..model import Event
+from ..signatures import PHASE_ORDER, Knowledge, Marker
+from ..timestamps import seconds_between
+
+SERVER_SYSTEMS = ("sglang", "vllm", "uvicorn")
+STARTUP_PHASES = ("weight_load", "compile", "kv_cache_alloc", "cuda_graph_capture", "warmup")
+
+Key = tuple[int | None, str | None]
+
+
+@dataclass
+class Span:
+    """One phase of one rank/process."""
+
+    phase: str
+    start: str | None
+    start_line: int
+    end: str | None = None
+    end_line: int | None = None
+    ended: bool = False
+    progress: str | None = None
+
+    def as_dict(self, key: Key) -> dict[str, Any]:
+        return {"rank": key[0], "process": key[1], "phase": self.phase, "start": self.start,
+                "end": self.end, "seconds": seconds_between(self.start, self.end),
+                "progress": self.progress}
+
+
+@dataclass
+class PhaseTracker:
+    """Phases per (rank, process); what was reached overall; where the log stopped."""
+
+    knowledge: Knowledge
+    spans: dict[Key, list[Span]] = field(default_factory=dict)
+    last_line: dict[Key, tuple[int, str | None, str]] = field(default_factory=dict)
+    ready_line: int | None = None
+    serving_line: int | None = None
+    server_seen: bool = False
+    last_phase: str | None = None
+    last_progress: str | None = None
+    hits: list[tuple[str, int]] = field(default_factory=list)  # (marker id, line)
+
+    def key(self, ev: Event) -> Key:
+        return (ev.rank_number(), _process_label(ev))
+
+    def feed(self, ev: Event) -> None:
+        """Update from one event (blocks carry no markers)."""
+        key = self.key(ev)
+        self.last_line[key] = (ev.line_end, ev.timestamp, ev.raw[-1] if ev.raw else "")
+        if ev.kind in ("traceback", "faulthandler", "cpp_abort", "native", "logging_error"):
+            return
+        for marker, groups in self.knowledge.markers_for(ev.clean[0]):
+            self._apply(key, marker, groups, ev)
+        if ev.kind == "progress" and "n" in ev.fields:
+            text = f"{ev.fields['n']}/{ev.fields['total']}"
+            desc = ev.fields.get("desc")
+            self.last_progress = f"{desc}: {text}" if desc else text
+            spans = self.spans.get(key) or self._latest_spans()
+            if spans:
+                spans[-1].progress = self.last_progress
+
+    def _latest_spans(self) -> list[Span] | None:
+        best: list[Span] | None = None
+        for spans in self.spans.values():
+            if spans and (best is None or spans[-1].start_line > best[-1].start_line):
+                best = spans
+        return best
+
+    def _apply(self, key: Key, marker: Marker, groups: dict[str, str], ev: Event) -> None:
+        self.hits.append((marker.id, ev.line_start))
+        if marker.system in SERVER_SYSTEMS:
+            self.server_seen = True
+        if marker.edge == "ready":
+            self.ready_line = self.ready_line or ev.line_start
+        if marker.edge == "serving":
+            self.serving_line = self.serving_line or ev.line_start
+        spans = self.spans.setdefault(key, [])
+        current = spans[-1] if spans else None
+        if current is not None and current.phase == marker.phase:
+            if marker.edge == "end":
+                current.end, current.end_line, current.ended = ev.timestamp, ev.line_start, True
+            elif current.ended and marker.edge == "begin":
+                spans.append(Span(marker.phase, ev.timestamp, ev.line_start))
+            else:
+                current.end, current.end_line = ev.timestamp, ev.line_start
+        else:
+            if current is not None and not current.ended:
+                current.end = current.end if current.end_line else ev.timestamp
+                current.end = ev.timestamp or current.end
+                current.end_line = ev.line_start
+                current.ended = True
+            span = Span(marker.phase, ev.timestamp, ev.line_start)
+            if marker.edge == "end":
+                span.ended, span.end, span.end_line = True, ev.timestamp, ev.line_start
+            spans.append(span)
+        if "done" in groups and "total" in groups:
+            spans[-1].progress = f"{groups['done']}/{groups['total']}"
+            self.last_progress = spans[-1].progress
+        self.last_phase = marker.phase
+
+    def phase_at(self, line: int, key: Key | None = None) -> str | None:
+        """The phase a rank (or, failing that, the whole job) was in at `line`."""
+        candidates = [self.spans[key]] if key in self.spans else list(self.spans.values())
+        best: tuple[int, str] | None = None
+        for spans in candidates:
+            for span in spans:
+                if span.start_line <= line and (best is None or span.start_line >= best[0]):
+                    best = (span.start_line, span.phase)
+        if best is None and key is not None:
+            return self.phase_at(line, None)
+        return best[1] if best else None
+
+    def furthest(self) -> str | None:
+        """The furthest phase any rank reached."""
+        reached = [s.phase for spans in self.spans.values() for s in spans]
+        known = [p for p in reached if p in PHASE_ORDER]
+        return max(known, key=PHASE_ORDER.index) if known else None
+
+    def open_startup_phase(self) -> bool:
+        """The most recent phase is a start-up phase that had not finished when the log ended."""
+        latest = self._latest_spans()
+        if not latest:
+            return False
+        span = latest[-1]
+        return span.phase in STARTUP_PHASES and not span.ended
+
+    def as_list(self) -> list[dict[str, Any]]:
+        out = []
+        for key in sorted(self.spans, key=lambda k: (k[0] is None, k[0] or 0, k[1] or "")):
+            out.extend(span.as_dict(key) for span in self.spans[key])
+        return out
+
+
+def _process_label(ev: Event) -> str | None:
+    if ev.process:
+        return ev.process
+    if ev.system in ("sglang", "vllm"):
+        return "main"
+    return None

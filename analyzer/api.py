@@ -1,0 +1,222 @@
+"""The library front door: the CLI calls only these functions.
+
+    sources -> framing -> blocks (events) -> analysis -> report dict -> renderers
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from . import signatures
+from .analysis.engine import Analyzer
+from .analysis.findings import Finding
+from .blocks import Assembler
+from .framing import Framer
+from .model import Event
+from .remedies import concrete
+from .sources import Source, open_sources
+
+SCHEMA = "loglens.explain/1"
+YEAR_SNIFF_LINES = 5000
+EXCERPT_BEFORE, EXCERPT_AFTER = 12, 4
+
+
+@dataclass
+class Input:
+    """One opened input and the year its yearless timestamps belong to."""
+
+    source: Source
+    year: int | None
+
+
+def _sniff_year(src: Source) -> int | None:
+    """The year of the first fully dated line, so yearless lines before it get it right."""
+    from .framing import Framer as _F  # local: a throwaway framer
+
+    framer = _F()
+    try:
+        for i, line in enumerate(src.lines()):
+            if i >= YEAR_SNIFF_LINES:
+                break
+            frame = framer.frame(line)
+            if frame.head is not None and frame.head.fmt in ("bracket_ts", "nccl", "deepspeed",
+                                                             "torch_legacy", "wrapper"):
+                if frame.head.timestamp:
+                    return int(frame.head.timestamp[:4])
+    except Exception:  # noqa: BLE001 - sniffing is best effort; the real pass reports errors
+        return None
+    return None
+
+
+def open_inputs(paths: Sequence[str], year: int | None = None) -> list[Input]:
+    """Open what the user named; raise InputError with one clear line when unusable."""
+    sources = open_sources(list(paths))
+    out = []
+    for src in sources:
+        y = year
+        if y is None and src.path is not None:
+            y = _sniff_year(src) or src.mtime_year()
+        out.append(Input(src, y))
+    return out
+
+
+def iter_events(inp: Input) -> Iterator[Event]:
+    """Every event of one input, in line order."""
+    framer = Framer(inp.year)
+    asm = Assembler()
+    name = inp.source.name
+    for line in inp.source.lines():
+        for ev in asm.feed(framer.frame(line)):
+            ev.source = name
+            yield ev
+    for ev in asm.finish():
+        ev.source = name
+        yield ev
+
+
+def inherit_timestamps(events: Iterator[Event]) -> Iterator[Event]:
+    """Lines without a timestamp take the nearest earlier one, marked as inferred."""
+    last: str | None = None
+    for ev in events:
+        if ev.timestamp is None and last is not None:
+            ev.timestamp, ev.timestamp_inferred = last, True
+        elif ev.timestamp is not None:
+            last = ev.timestamp
+        yield ev
+
+
+def events(paths: Sequence[str], year: int | None = None) -> Iterator[Event]:
+    """Events of all inputs, one input after another."""
+    for inp in open_inputs(paths, year):
+        yield from inherit_timestamps(iter_events(inp))
+
+
+def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None = None,
+            excerpts: bool = True) -> dict[str, Any]:
+    """Analyse the inputs and return the explain report (the JSON contract)."""
+    knowledge = signatures.load(rules)
+    inputs = open_inputs(paths, year)
+    analyzer = Analyzer(knowledge)
+    for i, inp in enumerate(inputs):
+        if i:
+            analyzer.next_input()
+        for ev in inherit_timestamps(iter_events(inp)):
+            analyzer.feed(ev)
+    result = analyzer.result()
+    return build_report(analyzer, result, inputs, excerpts=excerpts)
+
+
+def _root_dict(root: Finding, analyzer: Analyzer, phase: str | None) -> dict[str, Any]:
+    sig = root.sig
+    summary = sig.summary if sig is not None else _generic_summary(root)
+    remediation = concrete(root.category, root.groups, analyzer.config,
+                           sig.remediation if sig is not None else None)
+    return {"category": root.category or "other", "line": root.line, "text": root.text,
+            "rank": root.rank, "timestamp": root.timestamp, "summary": summary,
+            "remediation": remediation, "signature": root.sig_id, "process": root.process,
+            "system": sig.system if sig is not None else "python", "phase": phase,
+            "file": root.source or None}
+
+
+def _generic_summary(root: Finding) -> str:
+    if root.reason:
+        return root.reason[0].upper() + root.reason[1:]
+    if root.role == "statement":
+        return ("The first exception of this traceback; no signature knows it, so read its "
+                "message and the frames above it.")
+    return "The earliest error in the log."
+
+
+def _headline(verdict: str, root: dict[str, Any] | None, last_phase: dict[str, Any] | None,
+              ranks: int) -> str:
+    phase = (root or {}).get("phase") or (last_phase or {}).get("phase")
+    if verdict in ("crash", "hang") and root is not None:
+        where = f" on rank {root['rank']}" if root.get("rank") is not None else ""
+        during = f" during {phase}" if phase else ""
+        what = root["category"].replace("_", " ")
+        return f"{verdict.capitalize()}: {what}{where}{during} (line {root['line']})"
+    if verdict == "healthy":
+        return "Healthy: no failure found" + (f"; reached {phase}" if phase else "")
+    progress = (last_phase or {}).get("progress")
+    return ("In progress: no failure found; the log ends in " + (phase or "start-up")
+            + (f" ({progress})" if progress else ""))
+
+
+def build_report(analyzer: Analyzer, result: dict[str, Any], inputs: Sequence[Input],
+                 *, excerpts: bool = True) -> dict[str, Any]:
+    """Assemble the stable JSON contract from the analysis."""
+    root: Finding | None = result["root"]
+    tracker = analyzer.phases
+    root_key = (root.rank, root.process) if root is not None else None
+    phase = tracker.phase_at(root.line, root_key) if root is not None else tracker.last_phase
+    root_dict = _root_dict(root, analyzer, phase) if root is not None else None
+    last_phase = ({"phase": phase or tracker.last_phase, "progress": tracker.last_progress}
+                  if (phase or tracker.last_phase) else None)
+    sigs: list[dict[str, Any]] = []
+    for f in result["findings"]:
+        if f.sig is not None:
+            sigs.append({"id": f.sig.id, "line": f.line, "kind": "failure",
+                         "role": "cause" if f is root else f.sig.kind})
+    for w in analyzer.warnings.values():
+        if w["id"] and w["benign"]:
+            sigs.append({"id": w["id"], "line": w["line"], "kind": "benign"})
+    sigs.extend({"id": mid, "line": line, "kind": "phase"} for mid, line in tracker.hits[:500])
+    sigs.sort(key=lambda s: (s["line"], s["id"]))
+    stats_src = [inp.source.stats for inp in inputs]
+    warnings = sorted(analyzer.warnings.values(), key=lambda w: (w["benign"], w["line"]))
+    report: dict[str, Any] = {
+        "schema": SCHEMA,
+        "file": ", ".join(inp.source.name for inp in inputs),
+        "lines": sum(s.lines for s in stats_src),
+        "verdict": result["verdict"],
+        "headline": "",
+        "root_cause": root_dict,
+        "symptoms": result["symptoms"],
+        "phases": tracker.as_list()[:300],
+        "last_phase": last_phase,
+        "signatures": sigs[:2000],
+        "warnings": warnings,
+        "excerpts": [],
+        "stats": {"events": analyzer.events, "plain_lines": analyzer.plain_lines,
+                  "replaced_lines": sum(s.replaced_lines for s in stats_src),
+                  "truncated_lines": sum(s.truncated_lines for s in stats_src),
+                  "sources": [inp.source.name for inp in inputs],
+                  "notes": [w for s in stats_src for w in s.warnings]},
+    }
+    ranks = len({k[0] for k in tracker.spans if k[0] is not None})
+    report["headline"] = _headline(report["verdict"], root_dict, last_phase, ranks)
+    if excerpts and root is not None:
+        report["excerpts"] = _excerpts(inputs, root, result["symptoms"])
+    return report
+
+
+def _excerpts(inputs: Sequence[Input], root: Finding, symptoms: list[dict[str, Any]]
+              ) -> list[dict[str, Any]]:
+    """Re-read the relevant lines (a second, cheap pass) for the report's log excerpts."""
+    src = next((i.source for i in inputs if i.source.name == root.source), inputs[0].source)
+    if src.path is None:
+        return [{"title": "root cause", "lines": [{"line": root.line, "text": root.text,
+                                                    "mark": True}]}]
+    wanted: dict[int, str] = {}
+    windows = [("root cause", root.line - EXCERPT_BEFORE, root.line + EXCERPT_AFTER)]
+    for s in symptoms[:6]:
+        windows.append((f"symptom: {s['reason'][:60]}", s["line"] - 1, s["line"] + 1))
+    top = max(w[2] for w in windows)
+    lo = min(w[1] for w in windows)
+    marks = {root.line} | {s["line"] for s in symptoms[:6]}
+    for line in src.lines():
+        if line.lineno > top:
+            break
+        if line.lineno >= lo:
+            wanted[line.lineno] = line.text
+    out = []
+    seen: set[int] = set()
+    for title, a, b in windows:
+        lines = [{"line": n, "text": wanted[n], "mark": n in marks}
+                 for n in range(max(a, 1), b + 1) if n in wanted and n not in seen]
+        seen.update(x["line"] for x in lines)
+        if lines:
+            out.append({"title": title, "lines": lines})
+    return out

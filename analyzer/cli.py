@@ -1,0 +1,191 @@
+"""The `loglens` command: a thin typer layer over `analyzer.api`.
+
+Exit codes: 0 the analysis ran (whatever the verdict); 1 `--fail-on` matched the verdict;
+2 unusable input or arguments; 3 an internal error (a bug: please report it).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from . import api, signatures
+from .errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, LoglensError, UsageError
+from .events import frames as event_frames
+from .report import FormatType, render
+
+EXIT_INTERNAL = 3
+app = typer.Typer(
+    add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    help="Log forensics for LLM serving and distributed GPU jobs (SGLang, vLLM, NCCL, PyTorch).",
+)
+
+
+class EventFormat(str, Enum):
+    """Output formats of `loglens events`."""
+
+    TABLE = "table"
+    JSONL = "jsonl"
+    CSV = "csv"
+    PARQUET = "parquet"
+
+
+Files = Annotated[list[str], typer.Argument(help="Log files, .gz files, directories of per-rank "
+                                                 "logs, or - for stdin.", show_default=False)]
+Year = Annotated[int | None, typer.Option(help="Year for timestamps that have none (vLLM, "
+                                               "torch); default: from the log or file mtime.")]
+
+
+def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
+    typer.echo(f"loglens: {message}", err=True)
+    raise typer.Exit(code)
+
+
+@app.command()
+def explain(
+    files: Files,
+    format: Annotated[FormatType | None, typer.Option(
+        "--format", "-f", help="text (default on a terminal), json, or markdown.")] = None,
+    rules: Annotated[list[Path] | None, typer.Option(
+        "--rules", help="Extra directory of signature/marker TOML files (repeatable).")] = None,
+    fail_on: Annotated[str | None, typer.Option(
+        help="Comma list of verdicts that make the exit code 1, e.g. crash,hang.")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")] = None,
+    year: Year = None,
+    color: Annotated[bool | None, typer.Option(help="Force colour on/off.")] = None,
+) -> None:
+    """Root cause, the cascade it started, a per-rank phase timeline, and the fix."""
+    fmt = format or (FormatType.TEXT if sys.stdout.isatty() and output is None
+                     else FormatType.JSON)
+    wanted = {v.strip() for v in (fail_on or "").split(",") if v.strip()}
+    bad = wanted - {"crash", "hang", "healthy", "in_progress"}
+    if bad:
+        raise UsageError(f"--fail-on: unknown verdict(s): {', '.join(sorted(bad))}")
+    report = api.explain(files, rules=[str(r) for r in rules or []], year=year)
+    use_color = color if color is not None else (sys.stdout.isatty() and output is None
+                                                 and "NO_COLOR" not in os.environ)
+    width = 100
+    if fmt == FormatType.TEXT:
+        try:
+            width = min(max(os.get_terminal_size().columns, 60), 160) if use_color else 100
+        except OSError:
+            width = 100
+    text = render(report, fmt, color=use_color, width=width)
+    _write(text, output)
+    if report["verdict"] in wanted:
+        raise typer.Exit(EXIT_FAIL_ON)
+
+
+@app.command()
+def events(
+    files: Files,
+    format: Annotated[EventFormat, typer.Option("--format", "-f")] = EventFormat.JSONL,
+    output: Annotated[Path | None, typer.Option("-o", "--output",
+                                                help="Write here (required for parquet).")] = None,
+    year: Year = None,
+) -> None:
+    """The parsed events: one per line or multi-line block (tracebacks come out whole)."""
+    stream = api.events(files, year)
+    if format == EventFormat.PARQUET:
+        if output is None:
+            raise UsageError("--format parquet needs -o FILE")
+        import polars as pl
+
+        parts = list(event_frames(stream))
+        frame = pl.concat(parts) if parts else event_frames_empty()
+        frame.write_parquet(output)
+        return
+    out = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
+    try:
+        if format == EventFormat.JSONL:
+            for ev in stream:
+                rec: dict[str, Any] = ev.as_record()
+                out.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+        elif format == EventFormat.CSV:
+            first = True
+            for frame in event_frames(stream):
+                out.write(frame.write_csv(include_header=first))
+                first = False
+        else:
+            _table(stream, out)
+    finally:
+        if output:
+            out.close()
+
+
+def event_frames_empty() -> Any:
+    """An empty events table with the right columns."""
+    from .events import to_frame
+
+    return to_frame([])
+
+
+def _table(stream: Any, out: Any) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table("lines", "time", "system", "rank", "process", "level", "kind", "message",
+                  show_lines=False)
+    for ev in stream:
+        lines = str(ev.line_start) if ev.line_start == ev.line_end else \
+            f"{ev.line_start}-{ev.line_end}"
+        rank = ",".join(f"{k}{v}" for k, v in ev.rank.items())
+        table.add_row(lines, (ev.timestamp or "")[5:19], ev.system, rank, ev.process or "",
+                      ev.level or "", ev.kind, ev.message[:200])
+    Console(file=out, width=160, markup=False).print(table)
+
+
+@app.command("rules")
+def list_rules(
+    rules: Annotated[list[Path] | None, typer.Option("--rules")] = None,
+    kind: Annotated[str | None, typer.Option(help="failure, symptom, benign or marker")] = None,
+) -> None:
+    """List the signatures and phase markers loglens knows, with their meaning."""
+    k = signatures.load([str(r) for r in rules or []])
+    if kind in (None, "failure", "symptom", "benign"):
+        for s in k.signatures:
+            if kind and s.kind != kind:
+                continue
+            cat = f" [{s.category}]" if s.category else ""
+            typer.echo(f"{s.id:45} {s.kind:8}{cat}  {s.summary[:90]}")
+    if kind in (None, "marker"):
+        for m in k.markers:
+            typer.echo(f"{m.id:45} marker   [{m.phase}/{m.edge}]  {m.summary[:80]}")
+
+
+def _write(text: str, output: Path | None) -> None:
+    if output is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+    else:
+        output.write_text(text, encoding="utf-8")
+
+
+def main() -> None:
+    """Console entry point: every failure becomes one line on stderr and an exit code."""
+    try:
+        app(standalone_mode=False)
+    except LoglensError as exc:
+        typer.echo(f"loglens: {exc}", err=True)
+        sys.exit(exc.exit_code)
+    except typer.Exit as exc:
+        sys.exit(exc.exit_code)
+    except (KeyboardInterrupt, BrokenPipeError):
+        sys.exit(130)
+    except Exception as exc:  # click usage errors and anything unexpected
+        import click
+
+        if isinstance(exc, click.exceptions.ClickException):
+            typer.echo(f"loglens: {exc.format_message()}", err=True)
+            sys.exit(EXIT_BAD_INPUT)
+        if isinstance(exc, click.exceptions.Abort):
+            sys.exit(130)
+        typer.echo(f"loglens: internal error: {type(exc).__name__}: {exc} "
+                   "(please report it with the input that caused it)", err=True)
+        sys.exit(EXIT_INTERNAL)

@@ -1,0 +1,287 @@
+"""Stage 2: physical lines -> frames (wrappers peeled, head parsed, message isolated).
+
+A physical line may carry several wrappers (`sglang-1  | `, `(WorkerDict pid=8, ip=…) `,
+`[rank3]:`), tqdm's carriage-return refreshes and ANSI colours around the program's own
+record. Framing removes all of that, recording what it removed, so later stages see the
+record itself and know who wrote it.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from . import grammar
+from .model import Frame, Head, Prefix, SourceLine
+from .timestamps import MONTHS, YearResolver, iso
+
+ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
+SGLANG_TAG = re.compile(r"(DP|TP|PP|EP|ATTN_CP|MOE_DP|CP)(-?\d+)")
+PROC_RANKS = re.compile(r"_(TP|DP|PP|EP|PCP|DCP)(\d+)")
+C10_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]")
+LOOKS_LIKE_RECORD = re.compile(
+    r"(?:Traceback \(|\s|[\w.]+(?:Error|Exception|Exit)\b|[\w.-]+:\d+:\d+ |\[|\(|[A-Z]+ \d\d-\d\d )"
+)
+VLLM_PROCS = ("VllmWorker", "Worker", "EngineCore", "APIServer", "RayWorkerWrapper", "MainProcess")
+TIMESTAMP_WRAPPERS = {"docker_ts", "kubectl", "launcher", "journald"}
+LEVEL_WORDS = {
+    "DEBUG": "debug", "INFO": "info", "WARNING": "warning", "WARN": "warning",
+    "ERROR": "error", "CRITICAL": "critical", "FATAL": "critical",
+}
+SEVERITY_LETTERS = {"F": "critical", "E": "error", "W": "warning", "I": "info", "V": "debug",
+                    "D": "debug"}
+RANK_KEYS = {"TP": "tp", "DP": "dp", "PP": "pp", "EP": "ep", "ATTN_CP": "cp", "CP": "cp",
+             "MOE_DP": "moe_dp", "PCP": "cp", "DCP": "dcp"}
+
+
+def strip_ansi(text: str) -> str:
+    """Remove terminal escape sequences (colours, cursor moves); keep the text."""
+    return ANSI.sub("", text) if "\x1b" in text else text
+
+
+def level_word(word: str) -> str | None:
+    """Map a level word, tolerating pasted damage such as 'RROR' or 'ARNING'."""
+    if word in LEVEL_WORDS:
+        return LEVEL_WORDS[word]
+    for full, level in LEVEL_WORDS.items():
+        if len(word) >= 3 and full.endswith(word):
+            return level
+    return None
+
+
+class Framer:
+    """Frames the lines of one input; keeps the little state that needs (year, last system)."""
+
+    def __init__(self, year: int | None = None) -> None:
+        self.years = YearResolver(year)
+        self.system_hint = "other"
+
+    def frame(self, line: SourceLine) -> Frame:
+        """Frame one physical line."""
+        raw = line.text
+        text = strip_ansi(raw)
+        prefixes, rest = self._peel(text)
+        segments = [s for s in rest.split("\r") if s.strip()] if "\r" in rest else []
+        body = segments[-1] if segments else rest.replace("\r", "")
+        frame = Frame(
+            lineno=line.lineno, raw=raw, clean=text.replace("\r", " ") if "\r" in text else text,
+            prefixes=prefixes, head=None, message=body,
+            segments=segments if len(segments) > 1 else [],
+        )
+        self._identity_from_prefixes(frame)
+        head_info = self._head(body, prefixes)
+        if head_info is not None:
+            head, end = head_info
+            frame.head = head
+            frame.message = body[end:]
+            for key, value in head.rank.items():
+                frame.rank.setdefault(key, value)
+            if head.process and not frame.process:
+                frame.process = head.process
+            if head.pid is not None and frame.pid is None:
+                frame.pid = head.pid
+        if "global" not in frame.rank and "Rank " in frame.message:
+            m = C10_RANK.search(frame.message)
+            if m and (frame.head is None or frame.head.system == "torch"):
+                frame.rank["global"] = int(m.group(1))
+        return frame
+
+    # -- wrappers -------------------------------------------------------------------------
+    def _peel(self, text: str) -> tuple[list[Prefix], str]:
+        prefixes: list[Prefix] = []
+        pos = 0
+        for _ in range(8):
+            for parser in grammar.wrapper_parsers():
+                hit = parser.match(text[pos:]) if pos else parser.match(text)
+                if hit is None:
+                    continue
+                end, fields = hit
+                rest = text[pos + end:]
+                if parser.name == "pdsh" and not LOOKS_LIKE_RECORD.match(rest):
+                    continue
+                prefixes.append(Prefix(parser.name, text[pos:pos + end], _clean_fields(fields)))
+                pos += end
+                break
+            else:
+                break
+        return prefixes, text[pos:]
+
+    def _identity_from_prefixes(self, frame: Frame) -> None:
+        for p in frame.prefixes:
+            f = p.fields
+            if p.kind == "process":
+                name = f.get("PROC_NAME", "").strip()
+                frame.pid = int(f["INT"])
+                frame.process = name or f"pid={f['INT']}"
+                if "PROC_RANK" in f:
+                    frame.rank["global"] = int(f["PROC_RANK"].strip().split("=")[1])
+                for key, num in PROC_RANKS.findall(name):
+                    frame.rank[RANK_KEYS.get(key, key.lower())] = int(num)
+                if name.startswith(VLLM_PROCS):
+                    self.system_hint = "vllm"
+            elif p.kind == "rank":
+                frame.rank["global"] = int(f["INT"])
+            elif p.kind == "mpirun":
+                ints = f.get("INT", [])
+                if isinstance(ints, list) and len(ints) == 2:
+                    frame.rank["global"] = int(ints[1])
+
+    # -- heads ----------------------------------------------------------------------------
+    def _head(self, body: str, prefixes: list[Prefix]) -> tuple[Head, int] | None:
+        wrapper_ts = self._wrapper_timestamp(prefixes)
+        for parser in grammar.head_parsers():
+            hit = parser.match(body)
+            if hit is None:
+                continue
+            end, fields = hit
+            head = self._build_head(parser.name, body[:end], fields)
+            if parser.name == "bracket_ts":
+                end = self._message_head(head, body, end)
+            if wrapper_ts is not None:
+                head.timestamp = wrapper_ts
+            return head, end
+        if wrapper_ts is not None:
+            return Head(fmt="wrapper", system="other", text="", timestamp=wrapper_ts), 0
+        return None
+
+    def _message_head(self, head: Head, body: str, end: int) -> int:
+        """After `[date time]`, the message may open with another program's head."""
+        rest = body[end:]
+        for parser in grammar.message_head_parsers():
+            hit = parser.match(rest)
+            if hit is None:
+                continue
+            inner_end, fields = hit
+            name = parser.name
+            if name == "nccl":
+                inner = self._build_head("nccl", rest[:inner_end], fields)
+                inner.timestamp = head.timestamp
+                head.fmt, head.system, head.level = "nccl", "nccl", inner.level
+                head.process, head.pid, head.site = inner.process, inner.pid, inner.site
+                head.fields.update(inner.fields)
+            elif name == "msg_deepspeed":
+                head.fmt, head.system = "deepspeed", "torch"
+                head.level = LEVEL_WORDS.get(fields.get("LEVEL", ""))
+                head.site = fields.get("DS_SITE")
+            elif name == "msg_torch_legacy":
+                head.fmt, head.system = "torch_legacy", "torch"
+                head.level = LEVEL_WORDS.get(fields.get("LEVEL", ""))
+                head.site = fields.get("LOGGER")
+            elif name == "msg_level_site":
+                head.level = LEVEL_WORDS.get(fields.get("LEVEL", ""))
+                head.site = fields.get("SRCSITE")
+            elif name == "uvicorn":
+                head.level = LEVEL_WORDS.get(fields.get("LEVEL", ""))
+                head.fields["uvicorn"] = True
+            head.text = body[: end + inner_end]
+            return end + inner_end
+        return end
+
+    def _wrapper_timestamp(self, prefixes: list[Prefix]) -> str | None:
+        for p in prefixes:
+            if p.kind not in TIMESTAMP_WRAPPERS:
+                continue
+            f = p.fields
+            if "RFC3339" in f:
+                stamp = str(f["RFC3339"])
+                return _iso_from_date(self, stamp[:10], stamp[11:19], stamp[19:].split("+")[0]
+                                      .split("Z")[0].split("-")[0] or None)
+            if "DATE" in f:
+                return _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))
+            if "SYSLOG_TS" in f:
+                mon, day, time = str(f["SYSLOG_TS"]).split()
+                month = MONTHS.get(mon)
+                if month:
+                    return iso(self.years.month(month), month, int(day), time)
+        return None
+
+    def _build_head(self, rule: str, text: str, f: dict[str, Any]) -> Head:
+        head = Head(fmt=rule, system="other", text=text)
+        if rule == "bracket_ts":
+            head.system = "sglang"
+            head.timestamp = _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))
+            tags = f.get("RANK_TAG")
+            tag_list = tags if isinstance(tags, list) else ([tags] if tags else [])
+            for tag in tag_list:
+                m = SGLANG_TAG.fullmatch(tag)
+                if m:
+                    head.rank[RANK_KEYS[m.group(1)]] = int(m.group(2))
+            if tag_list:
+                head.process = " ".join(tag_list)
+                self.system_hint = "sglang"
+            elif self.system_hint == "other":
+                self.system_hint = "sglang"
+        elif rule == "vllm":
+            head.system = "vllm"
+            self.system_hint = "vllm"
+            head.level = level_word(str(f["VLLM_LEVEL"]))
+            month, day = (int(x) for x in str(f["MMDD"]).split("-"))
+            head.timestamp = iso(self.years.month(month), month, day, str(f["TIME"]), f.get("FRAC"))
+            head.site = str(f["SRCSITE"])
+        elif rule == "nccl":
+            head.system = "nccl"
+            ints = f.get("INT")
+            int_list = ints if isinstance(ints, list) else [ints]
+            head.pid = int(int_list[0])
+            head.process = f"{f['NCCL_HOST']}:{int_list[0]}"
+            level = str(f.get("NCCL_LEVEL", "INFO"))
+            head.level = {"INFO": "info", "WARN": "warning", "TRACE": "debug", "CALL": "debug",
+                          "ERROR": "error"}.get(level)
+            if len(int_list) >= 3:
+                head.fields["device"] = int(int_list[2])
+            if "NCCL_SRC" in f:
+                head.site = f"{f['NCCL_SRC']}"
+            head.fields["host"] = str(f["NCCL_HOST"])
+        elif rule == "c10":
+            head.system = "torch"
+            head.level = SEVERITY_LETTERS.get(str(f["C10_SEV"]))
+            head.site = str(f["SRCSITE"])
+            when = f.get("C10_WHEN")
+            if when:
+                parts = str(when).split()
+                md = int(parts[0])
+                month, day = md // 100, md % 100
+                if 1 <= month <= 12:
+                    head.timestamp = iso(self.years.month(month), month, day, parts[1][:8])
+                if len(parts) > 2:
+                    head.pid = int(parts[2])
+        elif rule == "glog":
+            head.system = "torch"
+            sev = str(f["GLOG_SEV"])
+            head.level = SEVERITY_LETTERS.get(sev[0])
+            month, day = int(sev[1:3]), int(sev[3:5])
+            if 1 <= month <= 12:
+                head.timestamp = iso(self.years.month(month), month, day, str(f["TIME"]),
+                                     f.get("FRAC"))
+            head.pid = int(str(f["INT"]))
+            head.process = f"pid={f['INT']}"
+            head.site = str(f["SRCSITE"])
+        elif rule == "kernel":
+            head.system = "kernel"
+            ktime = str(f["KTIME"]).strip()
+            if not ktime[0].isdigit():
+                parts = ktime.split()
+                month = MONTHS.get(parts[1])
+                if month:
+                    head.timestamp = iso(int(parts[4]), month, int(parts[2]), parts[3])
+        elif rule == "uvicorn":
+            head.system = self.system_hint if self.system_hint != "other" else "other"
+            head.level = LEVEL_WORDS.get(str(f["LEVEL"]))
+            head.fields["uvicorn"] = True
+        elif rule == "pylog_basic":
+            logger = str(f["LOGGER"])
+            head.system = "torch" if logger.startswith("torch") else "python"
+            head.level = LEVEL_WORDS.get(str(f["LEVEL"]))
+            head.site = logger
+        return head
+
+
+def _iso_from_date(framer: Framer, date: str, time: str, frac: Any) -> str | None:
+    year, month, day = (int(x) for x in date.split("-"))
+    framer.years.dated(year, month)
+    return iso(year, month, day, time, str(frac) if frac else None)
+
+
+def _clean_fields(fields: dict[str, Any]) -> dict[str, str]:
+    return {k: (",".join(v) if isinstance(v, list) else str(v)) for k, v in fields.items()
+            if not k.startswith("_") and k not in ("SPACE", "PAD")}

@@ -1,0 +1,164 @@
+"""Load the Lark grammars and turn them into fast head matchers.
+
+The `.lark` files are the single source of truth for every line format. Running a general
+parser over millions of ordinary lines is too slow, so for each start rule we *derive* an
+anchored regular expression from the grammar itself (`rule_regex`): it finds the head span in
+microseconds, and Lark then parses only that span (cached, heads repeat) into fields.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from functools import cache, lru_cache
+from pathlib import Path
+from typing import Any
+
+from lark import Lark, Token, Tree
+from lark.exceptions import LarkError
+
+WRAPPER_RULES = ("launcher", "kubectl", "docker_ts", "journald", "compose", "mpirun",
+                 "process", "rank", "pdsh")
+HEAD_RULES = ("bracket_ts", "vllm", "nccl", "c10", "glog", "kernel", "uvicorn", "pylog_basic")
+MESSAGE_HEAD_RULES = ("msg_deepspeed", "msg_torch_legacy", "msg_level_site", "uvicorn", "nccl")
+
+
+def grammar_dir() -> Path:
+    """Where the grammars are: inside the installed package, else the source tree."""
+    here = Path(__file__).resolve().parent
+    for cand in (here / "grammars", here.parent / "grammars"):
+        if cand.is_dir():
+            return cand
+    raise RuntimeError("grammars/ not found next to the analyzer package")
+
+
+@cache
+def load(name: str, starts: tuple[str, ...]) -> Lark:
+    """One LALR parser per grammar file; the contextual lexer keeps terminals apart."""
+    return Lark.open(
+        str(grammar_dir() / f"{name}.lark"),
+        parser="lalr",
+        lexer="contextual",
+        start=list(starts),
+        maybe_placeholders=False,
+    )
+
+
+def rule_regex(parser: Lark, rule: str) -> str:
+    """Translate one rule's EBNF into an equivalent regular expression (no named groups).
+
+    Works for the non-recursive rules used for heads; recursion raises ValueError.
+    """
+    defs = {d[0]: d[2] for d in parser.grammar.rule_defs}
+    terms = {t.name: t.pattern.to_regexp() for t in parser.terminals}
+    term_defs = {name: tree for name, (tree, _prio) in parser.grammar.term_defs}
+
+    def terminal(name: str) -> str:
+        if name in terms:
+            return terms[name]
+        if name in term_defs:  # declared but not used by the compiled start rules
+            return node(term_defs[name], ())
+        raise ValueError(f"unknown terminal {name}")
+
+    def node(tree: Any, stack: tuple[str, ...]) -> str:
+        if isinstance(tree, Token):
+            if tree.type == "STRING":
+                return re.escape(tree.value[1:-1].encode().decode("unicode_escape"))
+            if tree.type == "REGEXP":
+                body = tree.value[1:tree.value.rindex("/")]
+                return f"(?:{body})"
+            raise ValueError(f"unsupported token {tree!r}")
+        if not isinstance(tree, Tree):
+            name = getattr(tree, "name", None)
+            if name is None:
+                raise ValueError(f"unsupported node {tree!r}")
+            if getattr(tree, "is_term", False):
+                return f"(?:{terminal(name)})"
+            if name in stack:
+                raise ValueError(f"recursive rule {name}")
+            return f"(?:{node(defs[name], (*stack, name))})"
+        kind = tree.data
+        if kind == "expansions":
+            return "(?:" + "|".join(node(c, stack) for c in tree.children) + ")"
+        if kind == "expansion":
+            return "".join(node(c, stack) for c in tree.children)
+        if kind in ("value", "literal"):
+            return node(tree.children[0], stack)
+        if kind == "expr":
+            inner, op = tree.children[0], tree.children[1]
+            quant = {"?": "?", "*": "*", "+": "+"}.get(str(op))
+            if quant is None:
+                raise ValueError(f"unsupported operator {op}")
+            return f"(?:{node(inner, stack)}){quant}"
+        raise ValueError(f"unsupported grammar construct {kind}")
+
+    return node(defs[rule], (rule,))
+
+
+class HeadParser:
+    """Find and parse one start rule's head at the start of a string."""
+
+    __slots__ = ("_parse", "name", "regex")
+
+    def __init__(self, parser: Lark, rule: str, transform: Callable[[Tree], dict[str, Any]]):
+        self.name = rule
+        self.regex = re.compile(rule_regex(parser, rule))
+
+        @lru_cache(maxsize=65536)
+        def parse(span: str) -> dict[str, Any] | None:
+            try:
+                tree = parser.parse(span, start=rule)
+            except LarkError:
+                return None
+            return transform(tree)
+
+        self._parse = parse
+
+    def match(self, text: str) -> tuple[int, dict[str, Any]] | None:
+        """(end of the head, fields) when `text` starts with this head."""
+        m = self.regex.match(text)
+        if m is None:
+            return None
+        fields = self._parse(m.group(0))
+        if fields is None:
+            return None
+        return m.end(), fields
+
+
+def tree_fields(tree: Tree) -> dict[str, Any]:
+    """Flatten a head's parse tree: terminal name -> text (repeated terminals -> list)."""
+    out: dict[str, Any] = {"_rule": tree.data}
+    for tok in tree.scan_values(lambda v: isinstance(v, Token)):
+        name = tok.type
+        if name.startswith("__") or name.isupper() is False and name.startswith("_"):
+            continue
+        if name in out:
+            prev = out[name]
+            out[name] = [*prev, str(tok)] if isinstance(prev, list) else [prev, str(tok)]
+        else:
+            out[name] = str(tok)
+    for sub in tree.iter_subtrees():
+        if sub is not tree:
+            out.setdefault("_sub", []).append(str(sub.data))
+    return out
+
+
+@cache
+def wrapper_parsers() -> tuple[HeadParser, ...]:
+    """The outer-prefix matchers, in the order framing tries them."""
+    lark = load("wrappers", WRAPPER_RULES)
+    return tuple(HeadParser(lark, r, tree_fields) for r in WRAPPER_RULES)
+
+
+@cache
+def head_parsers() -> tuple[HeadParser, ...]:
+    """The record-head matchers, in the order framing tries them."""
+    lark = load("heads", HEAD_RULES + tuple(r for r in MESSAGE_HEAD_RULES if r not in HEAD_RULES))
+    return tuple(HeadParser(lark, r, tree_fields) for r in HEAD_RULES)
+
+
+@cache
+def message_head_parsers() -> tuple[HeadParser, ...]:
+    """Heads that follow a bracketed timestamp (DeepSpeed, torch 2.1-2.3, NCCL 2.26+ WARN)."""
+    lark = load("heads", HEAD_RULES + tuple(r for r in MESSAGE_HEAD_RULES if r not in HEAD_RULES))
+    return tuple(HeadParser(lark, r, tree_fields) for r in MESSAGE_HEAD_RULES)

@@ -1,0 +1,115 @@
+"""The typed records that flow between the pipeline stages.
+
+sources -> `SourceLine`; framing -> `Frame`; blocks -> `Event`. They are plain
+dataclasses with slots: one is created per input line, so they must stay cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+SYSTEMS = ("sglang", "vllm", "nccl", "torch", "python", "kernel", "other")
+LEVELS = ("debug", "info", "warning", "error", "critical")
+
+
+@dataclass(slots=True)
+class SourceLine:
+    """One physical line of one input, decoded, without its line terminator."""
+
+    lineno: int  # 1-based, within its source
+    text: str
+    source: str  # display name of the input (path, "-" for stdin)
+    truncated: bool = False  # the line was longer than the reader keeps
+    replaced: bool = False  # invalid UTF-8 or NUL bytes were replaced
+
+
+@dataclass(slots=True)
+class Prefix:
+    """An outer wrapper peeled off a line (docker compose, Ray, pdsh, kubectl, ...)."""
+
+    kind: str
+    text: str
+    fields: dict[str, str] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Head:
+    """The parsed record head of one log format (timestamp, level, rank, logger site)."""
+
+    fmt: str  # grammar that matched: sglang, vllm, nccl, torch_c10, torch_glog, ...
+    system: str
+    text: str  # the head as it appears in the line
+    timestamp: str | None = None  # ISO 8601, year possibly still missing ("--MM-DD...")
+    level: str | None = None
+    rank: dict[str, int] = field(default_factory=dict)
+    process: str | None = None
+    pid: int | None = None
+    site: str | None = None  # logger file:line
+    fields: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(slots=True)
+class Frame:
+    """One physical line after framing: wrappers peeled, head parsed, body isolated."""
+
+    lineno: int
+    raw: str  # the line as in the file (decoded)
+    clean: str  # ANSI codes stripped, trailing CR dropped, last CR segment kept
+    prefixes: list[Prefix]
+    head: Head | None
+    message: str  # the body after wrappers and head
+    segments: list[str] = field(default_factory=list)  # CR-separated states (tqdm), if several
+    process: str | None = None  # from a process wrapper such as "(Worker_TP1 pid=3)"
+    pid: int | None = None
+    rank: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def emitter(self) -> tuple[str, ...]:
+        """Who wrote the line, as far as prefixes tell: the key for block assembly."""
+        key = tuple(p.text for p in self.prefixes if p.kind != "timestamp")
+        return key
+
+
+@dataclass(slots=True)
+class Event:
+    """A typed record: one line, or a multi-line block such as a traceback."""
+
+    line_start: int
+    line_end: int
+    kind: str
+    system: str
+    message: str
+    timestamp: str | None = None
+    timestamp_inferred: bool = False
+    process: str | None = None
+    rank: dict[str, int] = field(default_factory=dict)
+    level: str | None = None
+    fields: dict[str, Any] = field(default_factory=dict)
+    lines: list[int] = field(default_factory=list)  # owned lines (blocks may interleave)
+    raw: list[str] = field(default_factory=list)  # raw text of the owned lines
+    clean: list[str] = field(default_factory=list)  # cleaned text of the owned lines
+    source: str = ""
+
+    def rank_number(self) -> int | None:
+        """The one rank number worth showing: global, else TP, else the first known."""
+        for key in ("global", "tp", "pp", "dp", "ep"):
+            if key in self.rank:
+                return self.rank[key]
+        return None
+
+    def as_record(self) -> dict[str, Any]:
+        """The public shape of an event (`loglens events --format jsonl`)."""
+        return {
+            "line_start": self.line_start,
+            "line_end": self.line_end,
+            "timestamp": self.timestamp,
+            "timestamp_inferred": self.timestamp_inferred,
+            "system": self.system,
+            "process": self.process,
+            "rank": dict(self.rank),
+            "level": self.level,
+            "kind": self.kind,
+            "message": self.message,
+            "fields": self.fields,
+        }

@@ -1,0 +1,203 @@
+"""Renderers for `loglens explain`: one analysis dict in, one string out.
+
+The analysis engine owns the facts; this package only decides how they look. Every
+renderer takes the same plain dict (the JSON contract, schema ``loglens.explain/1``) so
+the JSON output is the single source of truth and the human formats can never disagree
+with it. Log text is hostile input (50 KB lines, markup-looking brackets, HTML, fences),
+so the shared helpers below neutralise it before any renderer lays it out.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping
+from enum import StrEnum
+from typing import Any
+
+from analyzer.errors import UsageError
+
+__all__ = ["FormatType", "render"]
+
+
+class FormatType(StrEnum):
+    """Output formats of `loglens explain`; a str enum so typer can offer it as a choice."""
+
+    TEXT = "text"
+    JSON = "json"
+    MARKDOWN = "markdown"
+
+
+def render(
+    report: Mapping[str, Any],
+    fmt: FormatType | str,
+    *,
+    color: bool = False,
+    width: int = 100,
+) -> str:
+    """Render `report` in `fmt`; `color` and `width` only matter for the text format."""
+    try:
+        kind = FormatType(fmt)
+    except ValueError:
+        choices = ", ".join(f.value for f in FormatType)
+        raise UsageError(f"unknown output format {fmt!r} (choose one of: {choices})") from None
+    # Imported lazily: the JSON path must not pay for importing rich.
+    if kind is FormatType.JSON:
+        from analyzer.report.jsonfmt import render_json
+
+        return render_json(report)
+    if kind is FormatType.MARKDOWN:
+        from analyzer.report.markdown import render_markdown
+
+        return render_markdown(report)
+    from analyzer.report.text import render_text
+
+    return render_text(report, color=color, width=width)
+
+
+# --------------------------------------------------------------------------- helpers
+# Shared by text.py and markdown.py so both formats shorten and sanitise identically.
+
+# C0 controls (minus TAB/LF), DEL, C1 controls, lone surrogates and Unicode line
+# separators. Any of them would break layout: ESC starts terminal sequences, CR rewinds
+# the line, U+2028 splits lines for str.splitlines(), a lone surrogate cannot be encoded.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+
+
+def _picture(match: re.Match[str]) -> str:
+    """Map a control character to a visible stand-in (U+2400 control pictures)."""
+    code = ord(match.group())
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"
+    return "\ufffd"
+
+
+def clean(text: object, *, keep_newlines: bool = False) -> str:
+    """Make log text safe to lay out: visible stand-ins for controls, no tabs.
+
+    Log lines keep their one-line shape (a newline becomes ``␤``); prose written by the
+    knowledge base may keep its newlines.
+    """
+    s = "" if text is None else str(text)
+    if "\t" in s:
+        s = s.expandtabs(4)
+    if not keep_newlines and "\n" in s:
+        s = s.replace("\r\n", "\n").replace("\n", "\u2424")
+    return _CONTROL.sub(_picture, s)
+
+
+def shorten(text: str, limit: int) -> str:
+    """Cut `text` to about `limit` characters, keeping its head and its tail.
+
+    A log line's head carries the timestamp and logger, its tail usually the actual error
+    (after a long tensor shape or config dump), so the cut goes in the middle and says
+    how much was dropped.
+    """
+    if len(text) <= limit:
+        return text
+    marker = f" …[{len(text) - limit:,} chars]… "
+    keep = max(limit - len(marker), 2)
+    head = (keep * 2) // 3
+    tail = keep - head
+    return text[:head] + marker + text[len(text) - tail :]
+
+
+def line_text(text: object, limit: int) -> str:
+    """A log line ready for display: shortened first (cheap on 100 KB lines), then cleaned."""
+    s = "" if text is None else str(text)
+    return clean(shorten(s, limit))
+
+
+def human_duration(seconds: float | None) -> str:
+    """Durations as people say them (`4m13s`, `0.8s`), not as float seconds."""
+    if seconds is None or not isinstance(seconds, int | float) or not math.isfinite(seconds):
+        return "—"
+    sign = "-" if seconds < 0 else ""
+    s = abs(float(seconds))
+    if s == 0:
+        return "0s"
+    if s < 0.1:
+        return f"{sign}{s * 1000:.0f}ms"
+    if s < 10:
+        return f"{sign}{s:.1f}s"
+    total = int(s)
+    if total < 60:
+        return f"{sign}{total}s"
+    if total < 3600:
+        minutes, secs = divmod(total, 60)
+        return f"{sign}{minutes}m{secs:02d}s"
+    if total < 86400:
+        hours, rest = divmod(total, 3600)
+        return f"{sign}{hours}h{rest // 60:02d}m"
+    days, rest = divmod(total, 86400)
+    return f"{sign}{days}d{rest // 3600:02d}h"
+
+
+_TIMESTAMP = re.compile(r"(?P<date>[^T ]{0,16})[T ](?P<time>\d{1,2}:\d{2}(?::\d{2})?)")
+
+
+def split_timestamp(ts: object) -> tuple[str, str]:
+    """Split an ISO 8601 timestamp into (date, HH:MM:SS), dropping fractions and zone.
+
+    Timeline tables only need the clock time; the date is shown once when all phases
+    share it. Unparseable values come back whole as the time part.
+    """
+    if ts is None:
+        return "", ""
+    s = line_text(ts, 64)
+    m = _TIMESTAMP.match(s)
+    if m is None:
+        return "", s
+    return m["date"], m["time"]
+
+
+def timeline_times(phases: list[Mapping[str, Any]]) -> tuple[str | None, list[str]]:
+    """Start column for a timeline: clock times plus the shared date, or full stamps.
+
+    Returns (shared date or None, one start string per phase).
+    """
+    parts = [split_timestamp(p.get("start")) for p in phases]
+    dates = {d for d, t in parts if t}
+    if len(dates) == 1:
+        (date,) = dates
+        if date:
+            return date, [t or "—" for _, t in parts]
+    return None, [f"{d} {t}".strip() or "—" for d, t in parts]
+
+
+def who(rank: object, process: object) -> str:
+    """Label a rank/process pair for display: `rank 3 (TP3)`, `TP3`, or `—`."""
+    label = []
+    if isinstance(rank, int) and not isinstance(rank, bool):
+        label.append(f"rank {rank}")
+    if process:
+        proc = clean(shorten(str(process), 40))
+        label.append(f"({proc})" if label else proc)
+    return " ".join(label) or "—"
+
+
+def count(value: object) -> int:
+    """An integer stat, tolerating None or junk from a partial engine result."""
+    if isinstance(value, bool):
+        return int(value)
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and math.isfinite(value):
+        return int(value)
+    return 0
+
+
+def items(report: Mapping[str, Any], key: str) -> list[Mapping[str, Any]]:
+    """The list under `key`, keeping only dict entries: renderers must never crash."""
+    value = report.get(key)
+    if not isinstance(value, list):
+        return []
+    return [v for v in value if isinstance(v, Mapping)]
+
+
+def section(report: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
+    """The optional dict under `key` (root_cause, last_phase, stats), or None."""
+    value = report.get(key)
+    return value if isinstance(value, Mapping) else None

@@ -1,0 +1,187 @@
+"""Knowledge as data: failure, symptom and benign signatures and phase markers (TOML).
+
+The shipped files live in `analyzer/knowledge/`; `--rules DIR` adds more (same schema, later
+files may override an id). Each entry names the corpus case that proves it.
+"""
+
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from .errors import RulesError
+
+KINDS = ("failure", "symptom", "benign")
+EDGES = ("begin", "in", "end", "ready", "serving")
+PHASE_ORDER = ("launch", "dist_init", "weight_load", "compile", "kv_cache_alloc",
+               "cuda_graph_capture", "warmup", "ready", "serving", "shutdown")
+NAMED_GROUP = re.compile(r"\(\?P<\w+>")
+
+
+@dataclass(frozen=True)
+class Signature:
+    """One recognisable line: what it means and what to do about it."""
+
+    id: str
+    kind: str
+    system: str
+    pattern: re.Pattern[str]
+    category: str | None = None
+    summary: str = ""
+    remediation: str | None = None
+    stands_alone: bool = False  # a symptom that is the best statement when nothing else is
+    explains: tuple[str, ...] = ()  # ids or categories this failure causes
+    resolved_by: str | None = None  # template regex; a later match clears this failure
+    verdict: str | None = None
+    priority: int = 1
+    case: str | None = None
+    source: str | None = None
+    examples: tuple[str, ...] = ()
+
+    @property
+    def tier(self) -> int:
+        """1 states a primary error, 2 can stand in for one, 3 is a consequence, 9 benign."""
+        if self.kind == "failure":
+            return 1
+        if self.kind == "symptom":
+            return 2 if self.stands_alone else 3
+        return 9
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A phase marker: a line that shows a rank entering, being in or leaving a phase."""
+
+    id: str
+    system: str
+    phase: str
+    edge: str
+    pattern: re.Pattern[str]
+    summary: str = ""
+    source: str | None = None
+
+
+@dataclass
+class Knowledge:
+    """Every signature and marker, plus one combined pattern to skip ordinary lines fast."""
+
+    signatures: list[Signature] = field(default_factory=list)
+    markers: list[Marker] = field(default_factory=list)
+    prefilter: re.Pattern[str] = re.compile(r"(?!x)x")
+    marker_prefilter: re.Pattern[str] = re.compile(r"(?!x)x")
+
+    def match(self, text: str) -> list[tuple[Signature, dict[str, str]]]:
+        """All signatures that match `text`, most specific first."""
+        if not self.prefilter.search(text):
+            return []
+        hits = []
+        for sig in self.signatures:
+            m = sig.pattern.search(text)
+            if m:
+                hits.append((sig, {k: v for k, v in m.groupdict().items() if v is not None}))
+        hits.sort(key=lambda h: (h[0].kind == "benign", -h[0].priority, h[0].tier))
+        return hits
+
+    def markers_for(self, text: str) -> list[tuple[Marker, dict[str, str]]]:
+        """Phase markers found in `text`."""
+        if not self.marker_prefilter.search(text):
+            return []
+        out = []
+        for mk in self.markers:
+            m = mk.pattern.search(text)
+            if m:
+                out.append((mk, {k: v for k, v in m.groupdict().items() if v is not None}))
+        return out
+
+
+def knowledge_dir() -> Path:
+    """The shipped knowledge files."""
+    return Path(__file__).resolve().parent / "knowledge"
+
+
+def _compile(pattern: str, where: str) -> re.Pattern[str]:
+    try:
+        return re.compile(pattern)
+    except re.error as exc:
+        raise RulesError(f"{where}: bad pattern: {exc}") from None
+
+
+def _signature(entry: dict[str, Any], where: str) -> Signature:
+    for key in ("id", "kind", "pattern"):
+        if key not in entry:
+            raise RulesError(f"{where}: signature without '{key}'")
+    kind = entry["kind"]
+    if kind not in KINDS:
+        raise RulesError(f"{where}: {entry['id']}: kind must be one of {', '.join(KINDS)}")
+    if kind == "failure" and not entry.get("category"):
+        raise RulesError(f"{where}: {entry['id']}: a failure needs a category")
+    return Signature(
+        id=entry["id"], kind=kind, system=entry.get("system", "any"),
+        pattern=_compile(entry["pattern"], f"{where}: {entry['id']}"),
+        category=entry.get("category"), summary=entry.get("summary", ""),
+        remediation=entry.get("remediation"), stands_alone=bool(entry.get("stands_alone")),
+        explains=tuple(entry.get("explains", ())), resolved_by=entry.get("resolved_by"),
+        verdict=entry.get("verdict"), priority=int(entry.get("priority", 1)),
+        case=entry.get("case"), source=entry.get("source"),
+        examples=tuple(entry.get("examples", ())),
+    )
+
+
+def _marker(entry: dict[str, Any], where: str) -> Marker:
+    for key in ("id", "phase", "edge", "pattern"):
+        if key not in entry:
+            raise RulesError(f"{where}: marker without '{key}'")
+    if entry["edge"] not in EDGES:
+        raise RulesError(f"{where}: {entry['id']}: edge must be one of {', '.join(EDGES)}")
+    return Marker(id=entry["id"], system=entry.get("system", "any"), phase=entry["phase"],
+                  edge=entry["edge"], pattern=_compile(entry["pattern"], f"{where}: {entry['id']}"),
+                  summary=entry.get("summary", ""), source=entry.get("source"))
+
+
+def _files(dirs: Iterable[Path]) -> list[Path]:
+    out: list[Path] = []
+    for d in dirs:
+        if not d.is_dir():
+            raise RulesError(f"rules directory not found: {d}")
+        out.extend(sorted(d.glob("*.toml")))
+    return out
+
+
+def _union(patterns: Sequence[str]) -> re.Pattern[str]:
+    if not patterns:
+        return re.compile(r"(?!x)x")
+    return re.compile("|".join(f"(?:{NAMED_GROUP.sub('(?:', p)})" for p in patterns))
+
+
+def load(extra_dirs: Sequence[str] = ()) -> Knowledge:
+    """Load the shipped knowledge plus any `--rules` directories (later ids override)."""
+    return _load(tuple(str(Path(d)) for d in extra_dirs))
+
+
+@cache
+def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
+    sigs: dict[str, Signature] = {}
+    markers: dict[str, Marker] = {}
+    for path in _files([knowledge_dir(), *(Path(d) for d in extra_dirs)]):
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise RulesError(f"{path}: {exc}") from None
+        for entry in data.get("signature", []):
+            sig = _signature(entry, str(path))
+            sigs[sig.id] = sig
+        for entry in data.get("marker", []):
+            mk = _marker(entry, str(path))
+            markers[mk.id] = mk
+    sig_list = list(sigs.values())
+    mk_list = list(markers.values())
+    return Knowledge(
+        signatures=sig_list, markers=mk_list,
+        prefilter=_union([s.pattern.pattern for s in sig_list]),
+        marker_prefilter=_union([m.pattern.pattern for m in mk_list]),
+    )

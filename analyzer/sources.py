@@ -1,0 +1,494 @@
+"""Stage 1: turn what the user names into a stream of decoded physical lines.
+
+Logs of several GB are normal, and the ones worth investigating are often damaged: a
+node died mid-write, a `.gz` was copied while still growing, a rank printed a binary
+blob or a 50 MB line. So everything here streams in fixed-size binary chunks, never
+raises on bad bytes, and reports damage as per-line flags, counts and one-line
+warnings instead of tracebacks. Only input that is unusable as a whole (missing,
+unreadable, empty, not text) becomes an `InputError`.
+"""
+
+from __future__ import annotations
+
+import codecs
+import contextlib
+import gzip
+import io
+import os
+import re
+import stat
+import sys
+import zlib
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime
+from itertools import chain
+from pathlib import Path
+from typing import BinaryIO, cast
+
+from analyzer.errors import InputError
+from analyzer.model import SourceLine
+
+MAX_LINE_CHARS = 1_000_000  # longer lines are cut to this many chars; truncated=True
+CHUNK_BYTES = 1 << 20  # read size: big enough to amortise syscalls, small enough to bound memory
+SNIFF_BYTES = 64 * 1024  # how much of the (decompressed) start decides "is this text?"
+BINARY_SHARE = 0.30  # above this share of binary bytes in the sniff, the input is not a log
+
+# A UTF-8 character is at most 4 bytes, so a line of more bytes than this certainly has more
+# than MAX_LINE_CHARS characters: keep this many bytes of a long line and drop the rest.
+_KEEP_BYTES = 4 * MAX_LINE_CHARS
+_GZIP_MAGIC = b"\x1f\x8b"
+# Control bytes that do not occur in text logs. Allowed: \t \n \r, ESC (ANSI colours),
+# \f and \b (some progress bars and pagers emit them).
+_CONTROL_BYTES = bytes(sorted((set(range(0x20)) - {0x09, 0x0A, 0x0D, 0x1B, 0x0C, 0x08}) | {0x7F}))
+# With errors="surrogateescape" each invalid UTF-8 byte decodes to one lone surrogate.
+_ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+# Formats we recognise only to give a better message than "binary".
+_DECOMPRESS_FIRST = "decompress it first (loglens reads plain text and gzip)"
+_OTHER_FORMATS = (
+    (b"BZh", f"bzip2-compressed; {_DECOMPRESS_FIRST}"),
+    (b"\xfd7zXZ\x00", f"xz-compressed; {_DECOMPRESS_FIRST}"),
+    (b"\x28\xb5\x2f\xfd", f"zstd-compressed; {_DECOMPRESS_FIRST}"),
+    (b"PK\x03\x04", "a zip archive; extract it first"),
+)
+_NATURAL = re.compile(r"(\d+)")
+
+
+@dataclass
+class SourceStats:
+    """What reading one input found; complete once `Source.lines()` is exhausted.
+
+    Damage is counted rather than raised so that a report can say how much of the
+    input it actually saw.
+    """
+
+    name: str
+    lines: int = 0
+    bytes: int = 0  # bytes of log text read (after gunzip), terminators included
+    replaced_lines: int = 0  # lines with invalid UTF-8 / NUL replaced
+    truncated_lines: int = 0
+    warnings: list[str] = field(default_factory=list)
+
+
+class Source:
+    """One input (a file, a gzip file, a FIFO, or stdin), read lazily as lines.
+
+    Nothing is read until `lines()` is iterated, so many sources can be opened up front
+    without holding file descriptors or memory.
+    """
+
+    def __init__(self, name: str, path: Path | None) -> None:
+        """`path` None means stdin; `name` is what messages and reports show."""
+        self.name = name
+        self.path = path
+        self.stats = SourceStats(name)
+        self._gzipped = False  # set once the magic bytes have been read
+
+    def __repr__(self) -> str:
+        return f"Source({self.name!r})"
+
+    def lines(self) -> Iterator[SourceLine]:
+        """Yield every physical line, decoded; stats and warnings are final at exhaustion.
+
+        Raises `InputError` (at the first `next()`) if the input cannot be opened, is
+        empty, or does not look like text. Damage found later (a truncated gzip, a read
+        error) ends the stream early with a warning instead: what was read is still
+        worth analysing.
+        """
+        stats = self.stats
+        stats.lines = stats.bytes = stats.replaced_lines = stats.truncated_lines = 0
+        stats.warnings.clear()
+        problems: list[str] = []
+        with self._open() as stream:
+            chunks = self._chunks(stream, problems)
+            head = self._sniff(chunks, problems)
+            yield from self._split(chain(head, chunks))
+        for problem in problems:
+            count = f"{stats.lines} line{'' if stats.lines == 1 else 's'}"
+            stats.warnings.append(f"{problem} after {count}; analysed what was readable")
+
+    def mtime_year(self) -> int | None:
+        """The year the file was last written: completes timestamps that carry no year."""
+        if self.path is None:
+            return None
+        try:
+            return datetime.fromtimestamp(self.path.stat().st_mtime).year
+        except (OSError, ValueError, OverflowError):
+            return None
+
+    def probe(self) -> None:
+        """Open and sniff the input now, so that a bad file fails before any analysis.
+
+        Only for regular files: probing a FIFO or stdin would consume what it sniffs.
+        """
+        problems: list[str] = []
+        with self._open() as stream:
+            self._sniff(self._chunks(stream, problems), problems)
+
+    # -- internals -----------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _open(self) -> Iterator[BinaryIO]:
+        """Open read-only (the user's files are never modified); stdin is left open."""
+        if self.path is None:
+            if sys.stdin is None:
+                raise InputError("stdin ('-') is not available")
+            yield sys.stdin.buffer
+            return
+        try:
+            stream = open(self.path, "rb")  # noqa: SIM115 - closed below, after the yield
+        except OSError as exc:
+            raise _os_error(self.name, exc) from None
+        with stream:
+            yield stream
+
+    def _chunks(self, stream: BinaryIO, problems: list[str]) -> Iterator[bytes]:
+        """Raw or gunzipped chunks; a read/gzip failure ends the stream and is recorded.
+
+        Gzip is detected by its magic bytes, not the extension: rotated logs are often
+        renamed, and stdin has no name at all.
+        """
+        try:
+            magic = stream.read(2)
+        except OSError as exc:
+            raise InputError(f"cannot read {self.name}: {exc.strerror or exc}") from None
+        self._gzipped = magic == _GZIP_MAGIC
+        if not self._gzipped:
+            if magic:
+                yield magic
+            yield from _read_chunks(_reader(stream), problems)
+            return
+        # read1() returns as soon as one decompression step produced output, so data
+        # before a truncation or corruption point is delivered before the error.
+        gz = gzip.GzipFile(fileobj=_Replay(magic, stream), mode="rb")
+        yield from _read_chunks(gz.read1, problems, gzipped=True)
+
+    def _sniff(self, chunks: Iterator[bytes], problems: list[str]) -> list[bytes]:
+        """Read the first SNIFF_BYTES and refuse empty or binary input.
+
+        Returns the chunks it consumed so the caller can replay them: stdin and FIFOs
+        cannot be rewound.
+        """
+        head: list[bytes] = []
+        size = 0
+        for chunk in chunks:
+            head.append(chunk)
+            size += len(chunk)
+            if size >= SNIFF_BYTES:
+                break
+        if size == 0:
+            if problems:
+                raise InputError(f"{self.name}: {problems[0]} before any log text")
+            after = " after gunzip" if self._gzipped else ""
+            raise InputError(f"{self.name} is empty (0 bytes{after})")
+        sample = b"".join(head)[:SNIFF_BYTES]
+        share = _binary_share(sample)
+        if share > BINARY_SHARE:
+            for magic, what in _OTHER_FORMATS:
+                if sample.startswith(magic):
+                    raise InputError(f"{self.name} is {what}")
+            if sample[257:262] == b"ustar":
+                raise InputError(f"{self.name} is a tar archive; extract it first")
+            raise InputError(
+                f"{self.name} does not look like a text log "
+                f"({share:.0%} of the first 64 KiB is binary)"
+            )
+        return head
+
+    def _split(self, chunks: Iterable[bytes]) -> Iterator[SourceLine]:
+        """Split chunks on b"\\n" with bounded memory.
+
+        A chunk (1 MiB) is smaller than _KEEP_BYTES, so lines wholly inside one chunk
+        never need a byte-length check; only the line carried across chunks (`pending`)
+        is capped, and once over the cap the rest of it is discarded up to its newline.
+        The loop is inlined for clean lines because it runs once per line of GBs of logs.
+        """
+        stats = self.stats
+        name = self.name
+        pending = bytearray()
+        dropping = False  # pending went over _KEEP_BYTES: skip bytes until the next newline
+        lineno = 0
+        for chunk in chunks:
+            stats.bytes += len(chunk)
+            pieces = chunk.split(b"\n")
+            tail = pieces.pop()
+            if pieces:
+                if pending or dropping:
+                    first, cut = pieces[0], dropping
+                    if dropping:
+                        first = bytes(pending)
+                    else:
+                        room = _KEEP_BYTES - len(pending)
+                        if len(first) > room:
+                            first, cut = first[:room], True
+                        first = bytes(pending + first)
+                    if cut:
+                        lineno += 1
+                        yield self._line(lineno, first, cut=True)
+                        del pieces[0]
+                    else:
+                        pieces[0] = first
+                    pending = bytearray()
+                    dropping = False
+                for raw in pieces:
+                    lineno += 1
+                    if raw.endswith(b"\r"):  # only the CR of a CRLF ending
+                        raw = raw[:-1]
+                    if b"\x00" not in raw:
+                        try:
+                            text = raw.decode("utf-8")
+                        except UnicodeDecodeError:
+                            pass
+                        else:
+                            if len(text) <= MAX_LINE_CHARS:
+                                yield SourceLine(lineno, text, name)
+                                continue
+                    yield self._line(lineno, raw, cut=False)
+                stats.lines = lineno
+            if tail and not dropping:
+                room = _KEEP_BYTES - len(pending)
+                if len(tail) > room:
+                    pending += tail[:room]
+                    dropping = True
+                else:
+                    pending += tail
+        if pending or dropping:
+            # A final line without LF keeps a trailing CR: it is a tqdm refresh, not CRLF.
+            lineno += 1
+            yield self._line(lineno, bytes(pending), cut=dropping)
+        stats.lines = lineno
+
+    def _line(self, lineno: int, raw: bytes, *, cut: bool) -> SourceLine:
+        """Decode one damaged, long or cut line (the slow path) and count its damage.
+
+        Inner CRs are kept: they are tqdm refreshes that the framing stage splits.
+        """
+        text, replaced = _decode(raw, complete=not cut)
+        if "\x00" in text:
+            text = text.replace("\x00", "\ufffd")
+            replaced = True
+        if len(text) > MAX_LINE_CHARS:
+            text = text[:MAX_LINE_CHARS]
+            cut = True
+        stats = self.stats
+        if replaced:
+            stats.replaced_lines += 1
+        if cut:
+            stats.truncated_lines += 1
+        return SourceLine(lineno, text, self.name, truncated=cut, replaced=replaced)
+
+
+class _Replay:
+    """A read-only stream that replays bytes already consumed (the magic-byte sniff).
+
+    Needed because stdin and FIFOs cannot seek back to hand gzip the whole stream.
+    """
+
+    def __init__(self, head: bytes, rest: BinaryIO) -> None:
+        self._head = head
+        self._rest = rest
+
+    def read(self, size: int = -1) -> bytes:
+        """Return the replayed bytes first, then read on (short reads are allowed)."""
+        if not self._head:
+            return self._rest.read(size)
+        if size < 0:
+            data, self._head = self._head + self._rest.read(), b""
+            return data
+        data, self._head = self._head[:size], self._head[size:]
+        return data
+
+    def seek(self, offset: int, /) -> int:
+        """Part of the file protocol gzip expects; only used to rewind, which we never do."""
+        raise io.UnsupportedOperation("seek")
+
+
+def _reader(stream: BinaryIO) -> Callable[[int], bytes]:
+    """Prefer read1: on a pipe it returns what is available instead of waiting for 1 MiB."""
+    read1 = getattr(stream, "read1", None)
+    if callable(read1):
+        return cast(Callable[[int], bytes], read1)
+    return stream.read
+
+
+def _read_chunks(
+    read: Callable[[int], bytes], problems: list[str], *, gzipped: bool = False
+) -> Iterator[bytes]:
+    """Chunks until EOF; a read or decompression failure is recorded, not raised."""
+    while True:
+        try:
+            data = read(CHUNK_BYTES)
+        except EOFError:
+            problems.append("gzip stream truncated")
+            return
+        except zlib.error as exc:
+            problems.append(f"gzip stream corrupt ({exc})")
+            return
+        except OSError as exc:  # gzip.BadGzipFile is an OSError too
+            what = "gzip stream corrupt" if gzipped else "read error"
+            problems.append(f"{what} ({exc.strerror or exc})")
+            return
+        if not data:
+            return
+        yield data
+
+
+def _decode(raw: bytes, *, complete: bool) -> tuple[str, bool]:
+    """UTF-8 with replacement; `complete` False means raw was cut mid-line.
+
+    A cut can split a multi-byte character; the incremental decoder holds that partial
+    character back instead of reporting it as invalid, so a cut is not a "replacement".
+    """
+    try:
+        if complete:
+            return raw.decode("utf-8"), False
+        return codecs.getincrementaldecoder("utf-8")("strict").decode(raw, final=False), False
+    except UnicodeDecodeError:
+        if complete:
+            return raw.decode("utf-8", errors="replace"), True
+        decoder = codecs.getincrementaldecoder("utf-8")("replace")
+        return decoder.decode(raw, final=False), True
+
+
+def _binary_share(sample: bytes) -> float:
+    """Share of bytes that no text log contains: stray control bytes and invalid UTF-8.
+
+    Control bytes alone are only ~11% of random data, so invalid UTF-8 must count too;
+    a few bad bytes in a real log stay far below the threshold.
+    """
+    if not sample:
+        return 0.0
+    control = len(sample) - len(sample.translate(None, _CONTROL_BYTES))
+    text = codecs.getincrementaldecoder("utf-8")("surrogateescape").decode(sample, final=False)
+    invalid = len(text) - len(_ESCAPED_BYTE.sub("", text))
+    return (control + invalid) / len(sample)
+
+
+def _os_error(name: str, exc: OSError) -> InputError:
+    """One clear line for the OS errors a user can cause by naming a path."""
+    if isinstance(exc, FileNotFoundError):
+        broken = " (broken symlink)" if os.path.islink(name) else ""
+        return InputError(f"no such file: {name}{broken}")
+    if isinstance(exc, NotADirectoryError):
+        return InputError(f"no such file: {name}")
+    if isinstance(exc, PermissionError):
+        return InputError(f"permission denied: {name}")
+    if isinstance(exc, IsADirectoryError):
+        return InputError(f"{name} is a directory")
+    return InputError(f"cannot read {name}: {exc.strerror or exc}")
+
+
+def _natural_key(parts: Sequence[str]) -> tuple[tuple[tuple[str | int, ...], str], ...]:
+    """Sort rank2 before rank10: per-rank logs are numbered without zero padding."""
+    return tuple(
+        (
+            tuple(int(t) if i % 2 else t.casefold() for i, t in enumerate(_NATURAL.split(p))),
+            p,
+        )
+        for p in parts
+    )
+
+
+def _expand_dir(root: Path, display: str, notes: list[str]) -> list[Source]:
+    """Every readable regular text file under root, recursively, in natural name order.
+
+    Hidden files and directories (.git, .ipynb_checkpoints, editor swap files) are
+    skipped; so are FIFOs and devices, which could block forever, and files that are
+    empty or binary, since one stray core dump should not abort a whole run.
+    """
+    found: list[tuple[tuple[str, ...], Path]] = []
+    skipped: list[str] = []
+
+    def on_walk_error(exc: OSError) -> None:
+        skipped.append(f"{exc.filename}: {exc.strerror or exc}")
+
+    for dirpath, dirnames, filenames in os.walk(root, onerror=on_walk_error):
+        dirnames[:] = [d for d in dirnames if not d.startswith(".")]
+        for filename in filenames:
+            if filename.startswith("."):
+                continue
+            full = Path(dirpath, filename)
+            found.append((full.relative_to(root).parts, full))
+    found.sort(key=lambda item: _natural_key(item[0]))
+
+    sources: list[Source] = []
+    for parts, full in found:
+        name = os.path.join(display, *parts)
+        try:
+            mode = full.stat().st_mode
+        except OSError as exc:
+            skipped.append(str(_os_error(name, exc)))
+            continue
+        if not stat.S_ISREG(mode):
+            skipped.append(f"{name} is not a regular file")
+            continue
+        source = Source(name, full)
+        try:
+            source.probe()
+        except InputError as exc:
+            skipped.append(str(exc))
+            continue
+        sources.append(source)
+    notes.extend(f"skipped {s}" for s in skipped)
+    if not sources:
+        why = f"{len(skipped)} skipped, e.g. {skipped[0]}" if skipped else "no visible files"
+        raise InputError(f"directory {display} has no readable log files ({why})")
+    return sources
+
+
+def open_sources(paths: Sequence[str], *, skipped: list[str] | None = None) -> list[Source]:
+    """Expand what the user named: files, .gz files, '-' for stdin, directories (every regular
+    file inside, recursively, sorted by name, skipping hidden files; e.g. one log per rank).
+
+    Named regular files are opened and sniffed here, so a typo or a binary file fails
+    before any analysis starts. Files inside a directory that are unusable are left out
+    instead, with a one-line note appended to `skipped` if given; so is a file named
+    twice (e.g. both a directory and a file inside it).
+    """
+    if isinstance(paths, str):
+        paths = [paths]
+    if not paths:
+        raise InputError("no input given (name log files, directories, or '-' for stdin)")
+    notes: list[str] = []
+    sources: list[Source] = []
+    seen: set[tuple[int, int]] = set()
+    stdin_used = False
+    for arg in paths:
+        if arg == "-":
+            if stdin_used:
+                raise InputError("'-' (stdin) can only be given once")
+            stdin_used = True
+            sources.append(Source("-", None))
+            continue
+        if not arg:
+            raise InputError("an empty path was given")
+        path = Path(arg)
+        try:
+            info = path.stat()
+        except OSError as exc:
+            raise _os_error(arg, exc) from None
+        if stat.S_ISDIR(info.st_mode):
+            candidates = _expand_dir(path, arg, notes)
+        elif stat.S_ISSOCK(info.st_mode):
+            raise InputError(f"{arg} is a socket, not a log file")
+        else:
+            candidates = [Source(arg, path)]
+            if stat.S_ISREG(info.st_mode):
+                candidates[0].probe()
+            # FIFOs and character devices are read as streams, never probed.
+        for source in candidates:
+            assert source.path is not None
+            try:
+                st = source.path.stat()
+            except OSError:
+                sources.append(source)
+                continue
+            key = (st.st_dev, st.st_ino)
+            if key in seen:
+                notes.append(f"skipped {source.name}: already included")
+                continue
+            seen.add(key)
+            sources.append(source)
+    if skipped is not None:
+        skipped.extend(notes)
+    return sources
