@@ -21,6 +21,7 @@ from .sources import Source, open_sources
 SCHEMA = "loglens.explain/1"
 YEAR_SNIFF_LINES = 5000
 EXCERPT_BEFORE, EXCERPT_AFTER = 12, 4
+DATED_HEADS = ("bracket_ts", "nccl", "deepspeed", "torch_legacy", "wrapper")
 
 
 @dataclass
@@ -41,11 +42,10 @@ def _sniff_year(src: Source) -> int | None:
             if i >= YEAR_SNIFF_LINES:
                 break
             frame = framer.frame(line)
-            if frame.head is not None and frame.head.fmt in ("bracket_ts", "nccl", "deepspeed",
-                                                             "torch_legacy", "wrapper"):
-                if frame.head.timestamp:
-                    return int(frame.head.timestamp[:4])
-    except Exception:  # noqa: BLE001 - sniffing is best effort; the real pass reports errors
+            head = frame.head
+            if head is not None and head.fmt in DATED_HEADS and head.timestamp:
+                return int(head.timestamp[:4])
+    except Exception:
         return None
     return None
 
@@ -149,8 +149,7 @@ def build_report(analyzer: Analyzer, result: dict[str, Any], inputs: Sequence[In
     """Assemble the stable JSON contract from the analysis."""
     root: Finding | None = result["root"]
     tracker = analyzer.phases
-    root_key = (root.rank, root.process) if root is not None else None
-    phase = tracker.phase_at(root.line, root_key) if root is not None else tracker.last_phase
+    phase = analyzer.failure_phase(root) if root is not None else tracker.last_phase
     root_dict = _root_dict(root, analyzer, phase) if root is not None else None
     last_phase = ({"phase": phase or tracker.last_phase, "progress": tracker.last_progress}
                   if (phase or tracker.last_phase) else None)
@@ -200,23 +199,24 @@ def _excerpts(inputs: Sequence[Input], root: Finding, symptoms: list[dict[str, A
         return [{"title": "root cause", "lines": [{"line": root.line, "text": root.text,
                                                     "mark": True}]}]
     wanted: dict[int, str] = {}
-    windows = [("root cause", root.line - EXCERPT_BEFORE, root.line + EXCERPT_AFTER)]
+    windows: list[tuple[str, int, int]] = [
+        ("root cause", root.line - EXCERPT_BEFORE, root.line + EXCERPT_AFTER)]
     for s in symptoms[:6]:
         windows.append((f"symptom: {s['reason'][:60]}", s["line"] - 1, s["line"] + 1))
-    top = max(w[2] for w in windows)
-    lo = min(w[1] for w in windows)
+    top = max(int(w[2]) for w in windows)
+    lo = min(int(w[1]) for w in windows)
     marks = {root.line} | {s["line"] for s in symptoms[:6]}
     for line in src.lines():
         if line.lineno > top:
             break
         if line.lineno >= lo:
             wanted[line.lineno] = line.text
-    out = []
+    out: list[dict[str, Any]] = []
     seen: set[int] = set()
     for title, a, b in windows:
-        lines = [{"line": n, "text": wanted[n], "mark": n in marks}
-                 for n in range(max(a, 1), b + 1) if n in wanted and n not in seen]
-        seen.update(x["line"] for x in lines)
+        numbers = [n for n in range(max(a, 1), b + 1) if n in wanted and n not in seen]
+        seen.update(numbers)
+        lines = [{"line": n, "text": wanted[n], "mark": n in marks} for n in numbers]
         if lines:
             out.append({"title": title, "lines": lines})
     return out

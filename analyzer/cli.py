@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -27,7 +27,7 @@ app = typer.Typer(
 )
 
 
-class EventFormat(str, Enum):
+class EventFormat(StrEnum):
     """Output formats of `loglens events`."""
 
     TABLE = "table"
@@ -179,7 +179,7 @@ def main() -> None:
     except (KeyboardInterrupt, BrokenPipeError):
         sys.exit(130)
     except Exception as exc:  # click usage errors and anything unexpected
-        import click
+        import click  # type: ignore[import-not-found, unused-ignore]
 
         if isinstance(exc, click.exceptions.ClickException):
             typer.echo(f"loglens: {exc.format_message()}", err=True)

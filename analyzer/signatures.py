@@ -19,7 +19,7 @@ from .errors import RulesError
 KINDS = ("failure", "symptom", "benign")
 EDGES = ("begin", "in", "end", "ready", "serving")
 PHASE_ORDER = ("launch", "dist_init", "weight_load", "compile", "kv_cache_alloc",
-               "cuda_graph_capture", "warmup", "ready", "serving", "shutdown")
+               "cuda_graph_capture", "warmup", "ready", "serving", "training", "shutdown")
 NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 
@@ -66,12 +66,21 @@ class Marker:
     source: str | None = None
 
 
+@dataclass(frozen=True)
+class FrameHint:
+    """A function-name pattern on a traceback's stack that tells the phase it failed in."""
+
+    phase: str
+    pattern: re.Pattern[str]
+
+
 @dataclass
 class Knowledge:
     """Every signature and marker, plus one combined pattern to skip ordinary lines fast."""
 
     signatures: list[Signature] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
+    frame_hints: list[FrameHint] = field(default_factory=list)
     prefilter: re.Pattern[str] = re.compile(r"(?!x)x")
     marker_prefilter: re.Pattern[str] = re.compile(r"(?!x)x")
 
@@ -86,6 +95,14 @@ class Knowledge:
                 hits.append((sig, {k: v for k, v in m.groupdict().items() if v is not None}))
         hits.sort(key=lambda h: (h[0].kind == "benign", -h[0].priority, h[0].tier))
         return hits
+
+    def phase_from_frames(self, frames: Sequence[str]) -> str | None:
+        """The phase of the first hint (in file order: the most specific phases first) that
+        recognises any frame: a capture that fails inside a forward pass is still a capture."""
+        for hint in self.frame_hints:
+            if any(hint.pattern.search(func) for func in frames):
+                return hint.phase
+        return None
 
     def markers_for(self, text: str) -> list[tuple[Marker, dict[str, str]]]:
         """Phase markers found in `text`."""
@@ -167,6 +184,7 @@ def load(extra_dirs: Sequence[str] = ()) -> Knowledge:
 def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
     sigs: dict[str, Signature] = {}
     markers: dict[str, Marker] = {}
+    hints: list[FrameHint] = []
     for path in _files([knowledge_dir(), *(Path(d) for d in extra_dirs)]):
         try:
             data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -178,10 +196,14 @@ def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
         for entry in data.get("marker", []):
             mk = _marker(entry, str(path))
             markers[mk.id] = mk
+        for entry in data.get("frame_hint", []):
+            if "phase" not in entry or "pattern" not in entry:
+                raise RulesError(f"{path}: frame_hint needs phase and pattern")
+            hints.append(FrameHint(entry["phase"], _compile(entry["pattern"], str(path))))
     sig_list = list(sigs.values())
     mk_list = list(markers.values())
     return Knowledge(
-        signatures=sig_list, markers=mk_list,
+        signatures=sig_list, markers=mk_list, frame_hints=hints,
         prefilter=_union([s.pattern.pattern for s in sig_list]),
         marker_prefilter=_union([m.pattern.pattern for m in mk_list]),
     )

@@ -423,7 +423,8 @@ def test_any_bytes_give_one_line_per_piece_or_an_input_error(tmp_path: Path, dat
 @settings(
     max_examples=50, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
-@given(st.lists(st.text(alphabet=st.characters(exclude_characters="\n\r\x00")), min_size=1))
+@given(st.lists(st.text(alphabet=st.characters(exclude_characters="\n\r\x00",
+                                                    exclude_categories=("Cs",))), min_size=1))
 def test_gzip_round_trip(tmp_path: Path, lines: list[str]) -> None:
     data = "\n".join(lines).encode() + b"\n"
     path = write(tmp_path, gzip.compress(data), "any.gz")

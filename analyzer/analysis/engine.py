@@ -13,12 +13,14 @@ from typing import Any
 from ..model import Event
 from ..signatures import Knowledge
 from .causality import RULES, choose_root, symptom_reason
-from .findings import Finding, block_findings, line_findings
+from .findings import Finding, block_findings, line_findings, stack_of
 from .phases import PhaseTracker
 
 BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_error")
 MAX_SYMPTOMS = 500
 MAX_WARNINGS = 200
+MAX_BLOCK_PHASES = 1000
+NEAR_LINES = 200
 HANG_PHASES = ("dist_init",)
 NCCL_COMM_RANK = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks \d+")
 
@@ -37,6 +39,7 @@ class Analyzer:
     phases: PhaseTracker = field(init=False)
     warnings: dict[str, dict[str, Any]] = field(default_factory=dict)
     nccl_ranks: dict[str, int] = field(default_factory=dict)  # "host:pid" -> rank
+    block_phases: list[tuple[int, str]] = field(default_factory=list)  # (line, phase from stack)
 
     def __post_init__(self) -> None:
         self.phases = PhaseTracker(self.knowledge)
@@ -61,6 +64,9 @@ class Analyzer:
         self.phases.feed(ev)
         if ev.kind in BLOCK_KINDS:
             self.blocks += 1
+            hinted = self.knowledge.phase_from_frames(stack_of(ev))
+            if hinted and len(self.block_phases) < MAX_BLOCK_PHASES:
+                self.block_phases.append((ev.line_start, hinted))
             found = block_findings(ev, self.blocks, self.knowledge)
         else:
             found = line_findings(ev, self.knowledge)
@@ -113,7 +119,7 @@ class Analyzer:
         symptoms = []
         if root is not None and not hang_from_silence:
             for f in findings:
-                if f is root or f.line == root.line and f.seq == root.seq:
+                if f is root or (f.line == root.line and f.seq == root.seq):
                     continue
                 if f.kind == "error" and f.line < root.line:
                     continue
@@ -121,6 +127,18 @@ class Analyzer:
                                  "reason": symptom_reason(f, root), "signature": f.sig_id})
         return {"verdict": verdict, "root": root, "symptoms": symptoms[:MAX_SYMPTOMS],
                 "findings": findings}
+
+    def failure_phase(self, root: Finding) -> str | None:
+        """The phase the job failed in: the root's own stack, else the stack of the nearest
+        other traceback (ranks fail together), else the phase markers of the root's rank."""
+        own = self.knowledge.phase_from_frames(root.frames)
+        if own:
+            return own
+        if self.block_phases:
+            line, phase = min(self.block_phases, key=lambda lp: abs(lp[0] - root.line))
+            if abs(line - root.line) <= NEAR_LINES:
+                return phase
+        return self.phases.phase_at(root.line, (root.rank, root.process))
 
     def _no_error_verdict(self) -> tuple[str, Finding | None, bool]:
         ph = self.phases

@@ -40,6 +40,7 @@ class Finding:
     resolved: bool = False
     event_kind: str = ""
     seq: int = 0  # global order across inputs (file index, line)
+    frames: list[str] = field(default_factory=list)  # "file:function" of the statement's stack
     rank_source: str | None = None  # None: a prefix; "message": the text; "device": local GPU
 
     @property
@@ -120,9 +121,9 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
         hit = best(hits)
         if hit is None or hit[0].kind == "benign":
             continue
-        sig, groups = hit
+        sig_i, groups = hit
         role = "chained" if stmt_i is not None and i > section_end else "context"
-        out.append(_base(ev, i, kind="symptom", tier=3, sig=sig, category=sig.category,
+        out.append(_base(ev, i, kind="symptom", tier=3, sig=sig_i, category=sig_i.category,
                          groups=groups, role=role, block=index,
                          reason=_block_reason(role, in_handler)))
     if stmt_i is None:
@@ -138,12 +139,28 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
         kind, tier = "symptom", 2
     f = _base(ev, stmt_i, kind=kind, tier=tier, sig=sig, category=category, groups=groups,
               role="statement", block=index)
+    f.frames = stack_of(ev)
     if in_handler:
         f.kind, f.tier, f.role = "symptom", 3, "handler"
         f.reason = ("raised inside a signal handler or while logging: the interrupted code is a "
                     "bystander of an earlier failure")
     out.append(f)
     out.extend(_chained_exceptions(ev, index, stmt_i, section_end, in_handler))
+    return out
+
+
+def stack_of(ev: Event) -> list[str]:
+    """Function names on the stack of the whole block, outermost first."""
+    out: list[str] = []
+    for sec in ev.fields.get("sections", []):
+        out.extend(f"{fr.get('file', '')}:{fr.get('func', '')}" for fr in sec.get("frames", []))
+    for th in ev.fields.get("threads", []):
+        if th.get("current"):
+            out.extend(f"{fr.get('file', '')}:{fr.get('func', '')}"
+                       for fr in reversed(th.get("frames", [])))
+    for fr in ev.fields.get("frames", []):
+        if isinstance(fr, dict) and fr.get("func"):
+            out.append(str(fr["func"]))
     return out
 
 

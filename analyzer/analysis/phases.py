@@ -10,6 +10,9 @@ from ..signatures import PHASE_ORDER, Knowledge, Marker
 from ..timestamps import seconds_between
 
 SERVER_SYSTEMS = ("sglang", "vllm", "uvicorn")
+NEXT_PHASE = {"launch": "dist_init", "dist_init": "weight_load", "weight_load": "kv_cache_alloc",
+              "compile": "kv_cache_alloc", "kv_cache_alloc": "cuda_graph_capture",
+              "cuda_graph_capture": "warmup", "warmup": "ready", "ready": "serving"}
 STARTUP_PHASES = ("weight_load", "compile", "kv_cache_alloc", "cuda_graph_capture", "warmup")
 
 Key = tuple[int | None, str | None]
@@ -108,14 +111,20 @@ class PhaseTracker:
     def phase_at(self, line: int, key: Key | None = None) -> str | None:
         """The phase a rank (or, failing that, the whole job) was in at `line`."""
         candidates = [self.spans[key]] if key in self.spans else list(self.spans.values())
-        best: tuple[int, str] | None = None
+        best: Span | None = None
         for spans in candidates:
             for span in spans:
-                if span.start_line <= line and (best is None or span.start_line >= best[0]):
-                    best = (span.start_line, span.phase)
+                if span.start_line <= line and (best is None or span.start_line >= best.start_line):
+                    best = span
         if best is None and key is not None:
             return self.phase_at(line, None)
-        return best[1] if best else None
+        if best is None:
+            return None
+        if best.ended and best.end_line is not None and best.end_line < line:
+            if not self.server_seen:  # a training job or NCCL test: after init, it runs
+                return "running" if best.phase == "dist_init" else best.phase
+            return NEXT_PHASE.get(best.phase, best.phase)  # finished: it was in the next one
+        return best.phase
 
     def furthest(self) -> str | None:
         """The furthest phase any rank reached."""
@@ -132,7 +141,7 @@ class PhaseTracker:
         return span.phase in STARTUP_PHASES and not span.ended
 
     def as_list(self) -> list[dict[str, Any]]:
-        out = []
+        out: list[dict[str, Any]] = []
         for key in sorted(self.spans, key=lambda k: (k[0] is None, k[0] or 0, k[1] or "")):
             out.extend(span.as_dict(key) for span in self.spans[key])
         return out

@@ -1,0 +1,5 @@
+"""`python -m analyzer` is the `loglens` command."""
+
+from analyzer.cli import main
+
+main()
