@@ -151,7 +151,8 @@ def build_report(analyzer: Analyzer, result: dict[str, Any], inputs: Sequence[In
     tracker = analyzer.phases
     phase = analyzer.failure_phase(root) if root is not None else tracker.last_phase
     root_dict = _root_dict(root, analyzer, phase) if root is not None else None
-    last_phase = ({"phase": phase or tracker.last_phase, "progress": tracker.last_progress}
+    progress = tracker.last_progress if phase in (None, tracker.last_phase) else None
+    last_phase = ({"phase": phase or tracker.last_phase, "progress": progress}
                   if (phase or tracker.last_phase) else None)
     sigs: list[dict[str, Any]] = []
     for f in result["findings"]:

@@ -53,7 +53,7 @@ def identity(frame: Frame) -> tuple[str, ...]:
 def continuation_key(frame: Frame) -> tuple[str, ...] | None:
     """The key under which this line may continue an open block; None if it starts a record."""
     head = frame.head
-    if head is None or head.fmt == "wrapper":
+    if head is None or head.fmt in ("wrapper", "launcher"):  # a launcher relays child lines
         return identity(frame)
     if head.fmt == "vllm":  # vLLM repeats the record head on every line of a record
         return (*identity(frame), head.text)

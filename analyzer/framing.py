@@ -18,6 +18,7 @@ from .timestamps import MONTHS, YearResolver, iso
 ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 SGLANG_TAG = re.compile(r"(DP|TP|PP|EP|ATTN_CP|MOE_DP|CP)(-?\d+)")
 PROC_RANKS = re.compile(r"_(TP|DP|PP|EP|PCP|DCP)(\d+)")
+ENGINE_CORE_DP = re.compile(r"EngineCore_(\d+)$")  # vLLM 0.10: "EngineCore_0" is DP rank 0
 C10_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]")
 LOOKS_LIKE_RECORD = re.compile(
     r"(?:Traceback \(|\s|[\w.]+(?:Error|Exception|Exit)\b|[\w.-]+:\d+:\d+ |\[|\(|[A-Z]+ \d\d-\d\d )"
@@ -30,6 +31,7 @@ LEVEL_WORDS = {
 }
 SEVERITY_LETTERS = {"F": "critical", "E": "error", "W": "warning", "I": "info", "V": "debug",
                     "D": "debug"}
+TAG_SYSTEMS = {"gloo": "torch", "c10d": "torch", "transformers": "python", "aiter": "other"}
 RANK_KEYS = {"TP": "tp", "DP": "dp", "PP": "pp", "EP": "ep", "ATTN_CP": "cp", "CP": "cp",
              "MOE_DP": "moe_dp", "PCP": "cp", "DCP": "dcp"}
 
@@ -97,7 +99,10 @@ class Framer:
                     continue
                 end, fields = hit
                 rest = text[pos + end:]
-                if parser.name == "pdsh" and not LOOKS_LIKE_RECORD.match(rest):
+                if parser.name == "pdsh" and (not LOOKS_LIKE_RECORD.match(rest) if rest.strip()
+                                              else pos != 0):
+                    continue  # "host:" alone is an empty line of that host, not a word + colon
+                if parser.name == "pdsh" and rest.strip() and not text[pos + end - 1].isspace():
                     continue
                 prefixes.append(Prefix(parser.name, text[pos:pos + end], _clean_fields(fields)))
                 pos += end
@@ -117,13 +122,16 @@ class Framer:
                     frame.rank["global"] = int(f["PROC_RANK"].strip().split("=")[1])
                 for key, num in PROC_RANKS.findall(name):
                     frame.rank[RANK_KEYS.get(key, key.lower())] = int(num)
+                dp = ENGINE_CORE_DP.match(name)
+                if dp:
+                    frame.rank["dp"] = int(dp.group(1))
                 if name.startswith(VLLM_PROCS):
                     self.system_hint = "vllm"
             elif p.kind == "rank":
                 frame.rank["global"] = int(f["INT"])
-            elif p.kind == "mpirun":
-                ints = f.get("INT", [])
-                if isinstance(ints, list) and len(ints) == 2:
+            elif p.kind == "mpirun":  # "[jobid,rank]<stdout>:"; _clean_fields joined the INTs
+                ints = f.get("INT", "").split(",")
+                if len(ints) == 2 and ints[1].isdigit():
                     frame.rank["global"] = int(ints[1])
 
     # -- heads ----------------------------------------------------------------------------
@@ -140,9 +148,15 @@ class Framer:
             if wrapper_ts is not None:
                 head.timestamp = wrapper_ts
             return head, end
-        if wrapper_ts is not None:
-            return Head(fmt="wrapper", system="other", text="", timestamp=wrapper_ts), 0
-        return None
+        if wrapper_ts is None:
+            return None
+        launcher = next((p for p in prefixes if p.kind == "launcher"), None)
+        if launcher is not None:  # the launcher's own record: its level and logger are the head
+            logger = launcher.fields.get("LOGGER", "")
+            return Head(fmt="launcher", system="torch" if logger.startswith("torch") else "python",
+                        text="", timestamp=wrapper_ts, level=LEVEL_WORDS.get(
+                            launcher.fields.get("LEVEL", "")), site=logger or None), 0
+        return Head(fmt="wrapper", system="other", text="", timestamp=wrapper_ts), 0
 
     def _message_head(self, head: Head, body: str, end: int) -> int:
         """After `[date time]`, the message may open with another program's head."""
@@ -227,10 +241,12 @@ class Framer:
             level = str(f.get("NCCL_LEVEL", "INFO"))
             head.level = {"INFO": "info", "WARN": "warning", "TRACE": "debug", "CALL": "debug",
                           "ERROR": "error"}.get(level)
-            if len(int_list) >= 3:
-                head.fields["device"] = int(int_list[2])
+            if "NCCL_DEV" in f:
+                head.fields["device"] = int(str(f["NCCL_DEV"]))
             if "NCCL_SRC" in f:
-                head.site = f"{f['NCCL_SRC']}"
+                head.site = f"{f['NCCL_SRC']}:{f['NCCL_LINE']}"
+            if "NCCL_FUNC" in f:
+                head.fields["func"] = str(f["NCCL_FUNC"])
             head.fields["host"] = str(f["NCCL_HOST"])
         elif rule == "c10":
             head.system = "torch"
@@ -268,11 +284,21 @@ class Framer:
             head.system = self.system_hint if self.system_hint != "other" else "other"
             head.level = LEVEL_WORDS.get(str(f["LEVEL"]))
             head.fields["uvicorn"] = True
-        elif rule == "pylog_basic":
-            logger = str(f["LOGGER"])
+        elif rule in ("pylog_basic", "pylog_level_logger"):
+            logger = str(f.get("LOGGER") or f.get("DOTTED_LOGGER"))
             head.system = "torch" if logger.startswith("torch") else "python"
             head.level = LEVEL_WORDS.get(str(f["LEVEL"]))
             head.site = logger
+        elif rule == "pylog_dash":
+            head.system = "python"
+            head.timestamp = _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))
+            head.level = LEVEL_WORDS.get(str(f["LEVEL"]))
+            head.site = str(f["SRCSITE"])
+        elif rule == "tag":
+            tag = str(f["TAG"])
+            head.system = TAG_SYSTEMS.get(tag.lower(), "other")
+            head.process = tag
+            head.fields["tag"] = tag
         return head
 
 

@@ -19,7 +19,8 @@ from lark.exceptions import LarkError
 
 WRAPPER_RULES = ("launcher", "kubectl", "docker_ts", "journald", "compose", "mpirun",
                  "process", "rank", "pdsh")
-HEAD_RULES = ("bracket_ts", "vllm", "nccl", "c10", "glog", "kernel", "uvicorn", "pylog_basic")
+HEAD_RULES = ("bracket_ts", "vllm", "nccl", "c10", "glog", "kernel", "uvicorn", "pylog_basic",
+              "pylog_dash", "pylog_level_logger", "tag")
 MESSAGE_HEAD_RULES = ("msg_deepspeed", "msg_torch_legacy", "msg_level_site", "uvicorn", "nccl")
 
 

@@ -45,4 +45,5 @@ def concrete(category: str | None, groups: dict[str, str], config: dict[str, Any
                          + ", ".join(str(d) for d in divisors))
     if not notes:
         return base
-    return (base.rstrip(".") + ". " if base else "") + "; ".join(notes) + "."
+    text = "; ".join(notes)
+    return (base.rstrip(".") + ". " if base else "") + text[0].upper() + text[1:] + "."

@@ -126,6 +126,10 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
         out.append(_base(ev, i, kind="symptom", tier=3, sig=sig_i, category=sig_i.category,
                          groups=groups, role=role, block=index,
                          reason=_block_reason(role, in_handler)))
+    if ev.kind == "logging_error" and stmt_i != 0:
+        out.append(_base(ev, 0, kind="symptom", tier=3, role="handler", block=index,
+                         reason="logging failed while emitting a record (often because a signal "
+                                "handler interrupted it): a symptom, not a cause"))
     if stmt_i is None:
         return out
     hit = best(stmt_hits) if stmt_hits else None

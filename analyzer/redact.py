@@ -1,0 +1,446 @@
+"""Redaction of secrets and identities in log text, for reports attached to bug tickets.
+
+People attach logs and reports to public tickets; nobody should leak a token or an
+internal hostname by doing so. `Redactor` replaces each secret or identity with a stable
+pseudonym (``host-1``, ``ip-2``, ``user-1``, ``<hf-token-1>``): the same value always gets
+the same pseudonym within one run, so correlation across ranks and lines survives.
+
+What is redacted (see `KINDS`): Hugging Face tokens, OpenAI-style ``sk-`` keys, bearer
+tokens and ``Authorization`` headers, ``--api-key``/``api_key=`` values, passwords in
+URLs and ``password=`` assignments, e-mail addresses, IPv4/IPv6 addresses, hostnames (NCCL
+``host:pid:tid`` prefixes, ``ip=`` fields, URLs, pdsh/srun ``node:`` prefixes, the journald
+host, ``--host``/``MASTER_ADDR`` style values, c10d ``[host]:port``) and user names in
+home directories (``/home/alice/``, ``/Users/alice/``, ``C:\\Users\\alice\\``).
+
+What is deliberately kept: timestamps, version numbers, ``TP0``-style rank tags, CUDA
+device ids, PCI bus ids (``0000:3d:00``), tensor sizes, ``127.0.0.1``, ``0.0.0.0``,
+``::1``, ``localhost`` and well-known public hosts (huggingface.co, github.com, ...):
+they carry diagnostic meaning and are not secrets.
+
+Every pattern is linear-time: bounded repetitions only, no nested quantifiers that could
+backtrack catastrophically on a 100 KB line.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
+
+from analyzer.framing import LOOKS_LIKE_RECORD
+
+# kind -> how its pseudonyms look ({n} is the per-kind counter)
+KINDS: dict[str, str] = {
+    "hf-token": "<hf-token-{n}>",
+    "openai-key": "<openai-key-{n}>",
+    "bearer-token": "<bearer-token-{n}>",
+    "auth-header": "<auth-header-{n}>",
+    "api-key": "<api-key-{n}>",
+    "password": "<password-{n}>",
+    "email": "email-{n}",
+    "ip": "ip-{n}",
+    "hostname": "host-{n}",
+    "user": "user-{n}",
+}
+LABELS: dict[str, str] = {
+    "hf-token": "Hugging Face tokens",
+    "openai-key": "OpenAI-style API keys",
+    "bearer-token": "bearer tokens",
+    "auth-header": "Authorization header values",
+    "api-key": "API keys / tokens in arguments",
+    "password": "passwords",
+    "email": "e-mail addresses",
+    "ip": "IP addresses",
+    "hostname": "hostnames",
+    "user": "user names in home paths",
+}
+
+KEEP_HOSTS = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "none", "null",
+                        "true", "false", "auto", "any", "all", "default", "unknown", "host"})
+KEEP_IPS = frozenset({"127.0.0.1", "0.0.0.0", "255.255.255.255", "::1", "::"})
+# Well-known public hosts: naming them leaks nothing and tells the reader where a download
+# or a docs link went. Matched as the host itself or any subdomain of it.
+PUBLIC_DOMAINS = ("huggingface.co", "hf.co", "github.com", "githubusercontent.com",
+                  "pytorch.org", "python.org", "pypi.org", "nvidia.com", "vllm.ai",
+                  "sglang.ai", "readthedocs.io", "readthedocs.org", "docker.io", "docker.com",
+                  "ubuntu.com", "debian.org", "google.com", "googleapis.com", "openai.com",
+                  "anthropic.com", "microsoft.com", "example.com", "example.org", "ray.io",
+                  "anaconda.org", "conda.io", "wandb.ai", "modelscope.cn", "amd.com",
+                  "kernel.org", "ngc.nvidia.com")
+# systemd unit suffixes: "user@1000.service" is a unit, not an e-mail address
+UNIT_SUFFIXES = frozenset({"service", "slice", "scope", "socket", "mount", "target", "timer",
+                           "device", "swap", "path", "automount"})
+# Already a pseudonym: never redact our own output a second time.
+PSEUDONYM = re.compile(r"(?:host|ip|user|email)-\d{1,9}\Z")
+NOT_SECRET = frozenset({"none", "null", "nil", "", "false", "true", "***", "empty", "<none>",
+                        "unset", "n/a", "0", "''", '""'})
+
+# ------------------------------------------------------------------------------ patterns
+_OCTET = r"(?:25[0-5]|2[0-4]\d|1\d\d|[1-9]?\d)"
+IPV4 = re.compile(rf"(?<![\w.])(?:{_OCTET}\.){{3}}{_OCTET}(?!\.?\d)(?!\w)")
+_H16 = r"[0-9A-Fa-f]{1,4}"
+IPV6 = re.compile(
+    rf"(?<![\w:.])(?:(?:{_H16}:){{7}}{_H16}|(?:{_H16}:){{1,6}}(?::{_H16}){{1,6}})(?![\w:])")
+# Context words that make a dotted quad a version (cuDNN 9.1.0.70, pkg==1.2.3.4), not an IP.
+VERSION_CONTEXT = re.compile(r"(?i)(?:[=<>~!]=|version\s?:?\s?|cudnn\s?|v)\Z")
+
+HF_TOKEN = re.compile(r"(?<![A-Za-z0-9_])hf_[A-Za-z0-9]{20,200}(?![A-Za-z0-9])")
+OPENAI_KEY = re.compile(r"(?<![A-Za-z0-9_-])sk-[A-Za-z0-9_-]{20,200}(?![A-Za-z0-9_-])")
+BEARER = re.compile(r"(?i)(\bbearer\s{1,4})([A-Za-z0-9._~+/=-]{8,4096})")
+AUTH_HEADER = re.compile(
+    r"(?i)(\b(?:proxy-)?authorization[\"']?\s{0,3}[:=]\s{0,3}[\"']?)(?!bearer\s)"
+    r"((?:basic|token|digest|negotiate)\s{1,4})?([^\s\"',;}]{4,4096})")
+_SECRET_NAMES = (r"api[-_]?key|hf[-_]token|hub[-_]token|hugging[-_]?face[-_]hub[-_]token|"
+                 r"access[-_]token|auth[-_]token|api[-_]token|secret[-_]key|client[-_]secret|"
+                 r"aws[-_]secret[-_]access[-_]key|password|passwd|token")
+_VALUE = r"(?:'([^'\n]{1,512})'|\"([^\"\n]{1,512})\"|([^\s'\",)}\]]{1,512}))"
+# --api-key VALUE / --api-key=VALUE (command lines, argument dumps)
+SECRET_FLAG = re.compile(rf"(?i)(?<![\w-])(--(?:{_SECRET_NAMES})(?:=|\s{{1,4}}))(?!-){_VALUE}")
+# api_key='…', "api_key": "…", HF_TOKEN=…, password: … ("token" alone is too common here)
+_ASSIGN_NAMES = _SECRET_NAMES.replace("|token", "")
+SECRET_ASSIGN = re.compile(
+    rf"(?i)(?<![A-Za-z0-9])((?:{_ASSIGN_NAMES})[\"']?\s{{0,3}}[:=]\s{{0,3}}){_VALUE}")
+URL = re.compile(
+    r"(?i)\b((?:https?|wss?|tcp|grpc|redis|rediss|nats|s3|gs|ftp|sftp|ssh|amqp|postgres(?:ql)?|"
+    r"mysql|mongodb(?:\+srv)?)://)"
+    r"(?:([^\s:/@'\"<>]{1,128})(?::([^\s/@'\"<>]{0,256}))?@)?"
+    r"(\[[0-9A-Fa-f:.]{2,45}\]|[A-Za-z0-9][\w.-]{0,252})")
+EMAIL = re.compile(
+    r"(?<![\w.+-])([A-Za-z0-9][\w.+-]{0,63})@([A-Za-z0-9][A-Za-z0-9-]{0,62}"
+    r"(?:\.[A-Za-z0-9-]{1,63}){1,8})(?![\w-])")
+# NCCL / mpirun "host:pid:tid [dev]" record prefix
+NCCL_PREFIX = re.compile(r"(?<![\w.-])([A-Za-z][\w.-]{0,252}):(\d{1,10}):(\d{1,10}) \[\d{1,4}\]")
+# pdsh / srun --label "gpu-node-5: " at line start
+PDSH = re.compile(r"^([a-z][\w.-]{0,62}):(?= |$)")
+# journald / syslog "Aug 19 18:30:22 host unit[pid]: " (and the RFC 3339 short-iso variant)
+JOURNALD = re.compile(
+    r"^(?:[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d|\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d[\d.,]{0,10}"
+    r"(?:Z|[+-]\d\d:?\d\d)) ([\w.-]{1,253}) [\w.@/-]{1,128}(?:\[\d{1,10}\])?: ")
+IP_FIELD = re.compile(r"(?<![\w-])ip=([A-Za-z][\w.-]{0,252})")
+HOST_ASSIGN = re.compile(
+    r"(?i)(?<![\w-])((?:--(?:host|hostname|master[-_]addr|dist[-_]init[-_]addr|"
+    r"rdzv[-_]endpoint|node[-_]ip[-_]address)(?:=|\s{1,4}))|"
+    r"(?:hostname|host|master_addr|dist_init_addr|rdzv_endpoint|node_ip_address|nodename)"
+    r"[\"']?\s{0,3}[:=]\s{0,3}[\"']?)([A-Za-z][\w.-]{0,252})")
+BRACKET_HOST = re.compile(r"\[([A-Za-z][\w.-]{0,252})\]:(\d{2,5})(?!\d)")
+CONNECT_TUPLE = re.compile(r"(?i)(\bconnect(?:ing)? to \()([A-Za-z][\w.-]{0,252})(, \d{1,5}\))")
+HOME = re.compile(r"(/home/|/Users/|[A-Za-z]:\\Users\\|[A-Za-z]:/Users/)([A-Za-z0-9._-]{1,64})"
+                  r"(?=[/\\\s'\":,;)\]]|$)")
+TOKEN = re.compile(r"(?<![\w.-])[A-Za-z0-9][\w.-]{0,252}")
+RANK_TAG = re.compile(r"(?i)(?:rank|tp|dp|pp|ep|cp|gpu|cuda|dev|device|node|worker|step|epoch)"
+                      r"[-_]?\d{1,6}\Z")
+DISTINCTIVE_MIN = 4
+MAX_LEARNED = 100_000  # hostnames remembered for global replacement (bounded memory)
+
+
+def _looks_like_ip(value: str) -> bool:
+    return IPV4.fullmatch(value) is not None or (":" in value and IPV6.fullmatch(value) is not None)
+
+
+class Redactor:
+    """Consistent pseudonyms for one run; counts what it replaced, per kind.
+
+    Feed it lines with `line` (or `learn` them first, for a two-pass redaction where a
+    hostname first seen late in the log is still replaced in earlier lines).
+    """
+
+    def __init__(self) -> None:
+        self._maps: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
+        self.counts: Counter[str] = Counter()  # occurrences replaced, per kind
+        self._hosts: dict[str, str] = {}  # distinctive hostnames -> pseudonym, replaced anywhere
+
+    # ----------------------------------------------------------------- bookkeeping
+    def pseudonym(self, kind: str, value: str, *, count: bool = True) -> str:
+        """The stable stand-in for `value` of `kind`, allocating the next number if new."""
+        table = self._maps[kind]
+        key = value.lower() if kind in ("hostname", "email", "ip") else value
+        name = table.get(key)
+        if name is None:
+            name = KINDS[kind].format(n=len(table) + 1)
+            table[key] = name
+        if count:
+            self.counts[kind] += 1
+        return name
+
+    def distinct(self) -> dict[str, int]:
+        """How many different values of each kind were replaced (only kinds seen)."""
+        return {kind: len(table) for kind, table in self._maps.items() if table}
+
+    def summary(self) -> list[dict[str, Any]]:
+        """[{kind, label, distinct, occurrences}] for the kinds that occurred, in KINDS order."""
+        out = []
+        for kind in KINDS:
+            n = len(self._maps[kind])
+            if n:
+                out.append({"kind": kind, "label": LABELS[kind], "distinct": n,
+                            "occurrences": self.counts[kind]})
+        return out
+
+    def summary_line(self) -> str:
+        """One line for stderr / the Markdown footer: `3 hostnames (12×), 2 IP addresses (4×)`."""
+        parts = [f"{s['distinct']} {s['label']} ({s['occurrences']}×)" for s in self.summary()]
+        return ", ".join(parts) if parts else "nothing to redact"
+
+    # ----------------------------------------------------------------- hostnames
+    def _host(self, name: str, *, count: bool = True) -> str | None:
+        """Pseudonym for a hostname in a host position, or None to keep it as it is."""
+        low = name.lower().rstrip(".")
+        if (not low or low in KEEP_HOSTS or PSEUDONYM.match(low) or _looks_like_ip(low)
+                or low.startswith("<") or RANK_TAG.match(low)):
+            return None
+        if any(low == d or low.endswith("." + d) for d in PUBLIC_DOMAINS):
+            return None
+        pseudo = self.pseudonym("hostname", low, count=count)
+        if _distinctive(low) and len(self._hosts) < MAX_LEARNED:
+            self._hosts.setdefault(low, pseudo)
+            short = low.split(".", 1)[0]
+            if "." in low and _distinctive(short):
+                self._hosts.setdefault(short, pseudo)  # gpu-3.cluster.local -> also "gpu-3"
+        return pseudo
+
+    def learn(self, text: str) -> None:
+        """Register the hostnames found in host positions of `text`, replacing nothing.
+
+        Used for a first pass, so a hostname is known before the line that mentions it
+        in free text.
+        """
+        for name in self._host_positions(text):
+            self._host(name, count=False)
+
+    def _host_positions(self, text: str) -> Iterator[str]:
+        if " [" in text:
+            for m in NCCL_PREFIX.finditer(text):
+                yield m.group(1)
+        m = PDSH.match(text)
+        if m and self._pdsh_ok(m.group(1), text[m.end():]):
+            yield m.group(1)
+        m = JOURNALD.match(text)
+        if m:
+            yield m.group(1)
+        if "ip=" in text:
+            for m in IP_FIELD.finditer(text):
+                yield m.group(1)
+        for m in HOST_ASSIGN.finditer(text):
+            yield m.group(2)
+        if "]:" in text:
+            for m in BRACKET_HOST.finditer(text):
+                if _distinctive(m.group(1)):
+                    yield m.group(1)
+        if "://" in text:
+            for m in URL.finditer(text):
+                if not m.group(4).startswith("["):
+                    yield m.group(4)
+
+    @staticmethod
+    def _pdsh_ok(name: str, rest: str) -> bool:
+        """A pdsh/srun label such as `gpu-node-5:`; not `step1: loss`, not `Error:`."""
+        if not any(c.isdigit() for c in name) or RANK_TAG.match(name):
+            return False
+        if "-" in name or "." in name:
+            return True
+        rest = rest[1:] if rest.startswith(" ") else rest
+        return not rest or LOOKS_LIKE_RECORD.match(rest) is not None
+
+    # ----------------------------------------------------------------- the rules
+    def line(self, text: str) -> str:
+        """Redact one line (no newline inside); cheap substring checks skip unneeded rules."""
+        if not text:
+            return text
+        s = text
+        low = s.lower()
+        if "://" in s:
+            s = URL.sub(self._url, s)
+        if "authorization" in low:
+            s = AUTH_HEADER.sub(self._auth, s)
+        if "bearer" in low:
+            s = BEARER.sub(lambda m: m.group(1) + self._secret("bearer-token", m.group(2)), s)
+        if "hf_" in s:
+            s = HF_TOKEN.sub(lambda m: self.pseudonym("hf-token", m.group()), s)
+        if "sk-" in s:
+            s = OPENAI_KEY.sub(lambda m: self.pseudonym("openai-key", m.group()), s)
+        if any(w in low for w in ("key", "token", "pass", "secret")):
+            s = SECRET_FLAG.sub(self._secret_value, s)
+            s = SECRET_ASSIGN.sub(self._secret_value, s)
+        if "@" in s:
+            s = EMAIL.sub(self._email, s)
+        s = self._positional_hosts(s)
+        if "." in s:
+            s = IPV4.sub(self._ipv4, s)
+        if ":" in s and ("::" in s or s.count(":") >= 7):
+            s = IPV6.sub(self._ipv6, s)
+        if "Users" in s or "/home/" in s:
+            s = HOME.sub(lambda m: m.group(1) + self.pseudonym("user", m.group(2)), s)
+        if self._hosts:
+            s = self._learned_hosts(s)
+        return s
+
+    def text(self, text: str) -> str:
+        """Redact a multi-line string line by line (keeps the line breaks)."""
+        if "\n" not in text:
+            return self.line(text)
+        return "\n".join(self.line(part) for part in text.split("\n"))
+
+    def lines(self, lines: Iterable[str]) -> Iterator[str]:
+        """Redact a stream of lines (each may end in a newline, which is kept)."""
+        for raw in lines:
+            body = raw.rstrip("\r\n")
+            yield self.line(body) + raw[len(body):]
+
+    def value(self, key: str, value: Any) -> Any:
+        """Redact one parsed argument value (server_args, vLLM args), knowing its name."""
+        if isinstance(value, str):
+            k = key.lower().replace("-", "_")
+            if re.fullmatch(_ASSIGN_NAMES.replace("[-_]", "_"), k) and value.lower() not in \
+                    NOT_SECRET:
+                if HF_TOKEN.fullmatch(value):
+                    return self.pseudonym("hf-token", value)
+                if OPENAI_KEY.fullmatch(value):
+                    return self.pseudonym("openai-key", value)
+                return self.pseudonym("api-key", value)
+            if k in ("host", "hostname", "master_addr", "dist_init_addr", "node_ip_address",
+                     "rdzv_endpoint") and value:
+                name, sep, port = value.partition(":")
+                if not _looks_like_ip(name):
+                    pseudo = self._host(name)
+                    if pseudo is not None:
+                        return pseudo + sep + port
+            return self.line(value)
+        if isinstance(value, list | tuple):
+            return [self.value(key, v) for v in value]
+        if isinstance(value, dict):
+            return {str(k): self.value(str(k), v) for k, v in value.items()}
+        return value
+
+    # ----------------------------------------------------------------- callbacks
+    def _secret(self, kind: str, value: str) -> str:
+        if value.startswith("<") or value.lower() in NOT_SECRET:
+            return value
+        if HF_TOKEN.fullmatch(value):
+            return self.pseudonym("hf-token", value)
+        if OPENAI_KEY.fullmatch(value):
+            return self.pseudonym("openai-key", value)
+        return self.pseudonym(kind, value)
+
+    def _auth(self, m: re.Match[str]) -> str:
+        return m.group(1) + (m.group(2) or "") + self._secret("auth-header", m.group(3))
+
+    def _secret_value(self, m: re.Match[str]) -> str:
+        head = m.group(1)
+        name = head.lower()
+        kind = "password" if "pass" in name else "api-key"
+        for i, quote in ((2, "'"), (3, '"'), (4, "")):
+            value = m.group(i)
+            if value is not None:
+                return f"{head}{quote}{self._secret(kind, value)}{quote}"
+        return m.group()
+
+    def _url(self, m: re.Match[str]) -> str:
+        scheme, user, password, host = m.group(1), m.group(2), m.group(3), m.group(4)
+        out = scheme
+        if user is not None:
+            out += user if PSEUDONYM.match(user) else self.pseudonym("user", user)
+            if password is not None:
+                out += ":" + (self._secret("password", password) if password else "")
+            out += "@"
+        if host.startswith("[") or _looks_like_ip(host):
+            return out + host  # the IP rules below handle it
+        pseudo = self._host(host)
+        return out + (pseudo if pseudo is not None else host)
+
+    def _email(self, m: re.Match[str]) -> str:
+        local, domain = m.group(1), m.group(2)
+        tld = domain.rsplit(".", 1)[-1]
+        if (not tld.isalpha() or len(tld) < 2 or tld.lower() in UNIT_SUFFIXES
+                or local.lower() == "git"):
+            return m.group()
+        return self.pseudonym("email", m.group())
+
+    def _positional_hosts(self, s: str) -> str:
+        if " [" in s:
+            s = NCCL_PREFIX.sub(lambda m: self._sub_group(m, 1), s)
+        m = PDSH.match(s)
+        if m and self._pdsh_ok(m.group(1), s[m.end():]):
+            s = self._replace_at(s, m, 1)
+        m = JOURNALD.match(s)
+        if m:
+            s = self._replace_at(s, m, 1)
+        if "ip=" in s:
+            s = IP_FIELD.sub(lambda m: self._sub_group(m, 1), s)
+        low = s.lower()
+        if "host" in low or "addr" in low or "endpoint" in low or "node" in low:
+            s = HOST_ASSIGN.sub(lambda m: self._sub_group(m, 2), s)
+        if "]:" in s:
+            s = BRACKET_HOST.sub(
+                lambda m: self._sub_group(m, 1) if _distinctive(m.group(1)) else m.group(), s)
+        if "onnect" in s:
+            s = CONNECT_TUPLE.sub(
+                lambda m: self._sub_group(m, 2) if _distinctive(m.group(2)) else m.group(), s)
+        return s
+
+    def _sub_group(self, m: re.Match[str], group: int) -> str:
+        """The match with its hostname `group` replaced (kept when not a real hostname)."""
+        pseudo = self._host(m.group(group))
+        if pseudo is None:
+            return m.group()
+        a, b = m.start(group) - m.start(), m.end(group) - m.start()
+        return m.group()[:a] + pseudo + m.group()[b:]
+
+    def _replace_at(self, s: str, m: re.Match[str], group: int) -> str:
+        """`s` with the hostname at `group` of anchored match `m` replaced."""
+        pseudo = self._host(m.group(group))
+        return s if pseudo is None else s[:m.start(group)] + pseudo + s[m.end(group):]
+
+    def _ipv4(self, m: re.Match[str]) -> str:
+        ip = m.group()
+        if ip in KEEP_IPS or ip.startswith("0."):
+            return ip
+        if VERSION_CONTEXT.search(m.string, max(0, m.start() - 12), m.start()):
+            return ip
+        return self.pseudonym("ip", ip)
+
+    def _ipv6(self, m: re.Match[str]) -> str:
+        ip = m.group()
+        if ip.lower() in KEEP_IPS:
+            return ip
+        groups = [g for g in ip.split(":") if g]
+        if "::" in ip and len(groups) < 3 and not (
+                len(groups[0]) == 4 and any(c.isdigit() for c in groups[0])):
+            return ip  # "c10::add" is C++, "fe80::1" is an address
+        return self.pseudonym("ip", ip)
+
+    def _learned_hosts(self, s: str) -> str:
+        """Replace hostnames learned from host positions wherever they appear as a word."""
+        if len(self._hosts) <= 32:
+            low = s.lower()
+            if not any(h in low for h in self._hosts):
+                return s
+
+        def swap(m: re.Match[str]) -> str:
+            word = m.group()
+            stripped = word.rstrip(".-")
+            pseudo = self._hosts.get(stripped.lower())
+            if pseudo is not None:
+                self.counts["hostname"] += 1
+                return pseudo + word[len(stripped):]
+            return word
+
+        return TOKEN.sub(swap, s)
+
+
+def _distinctive(name: str) -> bool:
+    """A hostname unusual enough to replace wherever it appears (`gpu-node-5`, not `vllm`)."""
+    low = name.lower()
+    return (len(low) >= DISTINCTIVE_MIN and any(c in low for c in "-.0123456789")
+            and not low.replace(".", "").isdigit() and RANK_TAG.match(low) is None
+            and PSEUDONYM.match(low) is None and low not in KEEP_HOSTS)
+
+
+def redact_stream(lines: Iterable[str], redactor: Redactor | None = None,
+                  learn_from: Callable[[], Iterable[str]] | None = None) -> Iterator[str]:
+    """Redact `lines` lazily; `learn_from` (a re-readable source) enables the first pass."""
+    r = redactor or Redactor()
+    if learn_from is not None:
+        for raw in learn_from():
+            r.learn(raw.rstrip("\r\n"))
+    yield from r.lines(lines)
