@@ -25,24 +25,67 @@ CHAIN = re.compile(r"^\s*(The above exception was the direct cause of the follow
 EXC_LINE = re.compile(r"^(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:\([\w.]+\))?(?::(?: .*)?)?$")
 GROUP_MARGIN = re.compile(r"^\s*[|+][ -]")
 FAULT_START = "Fatal Python error:"
-FAULT_CONT = re.compile(r'^\s*(?:(?:Current thread|Thread) 0x[0-9a-fA-F]+ \(most recent call first\):'
+# a faulthandler stack without the "Fatal Python error" line: faulthandler.dump_traceback(),
+# a watchdog's dump, or a paste that starts at a thread
+FAULT_THREAD = re.compile(r"^\s*(?:(?:Current thread|Thread) 0x[0-9a-fA-F]+ (?:\[[^\]]*\] )?"
+                          r"|Stack )\(most recent call first\):")
+FAULT_FRAME = re.compile(r'^\s*File "[^"]*", line \d+ in ')  # no comma before "in"
+FAULT_CONT = re.compile(r'^\s*(?:(?:Current thread|Thread) 0x[0-9a-fA-F]+ (?:\[[^\]]*\] )?'
+                        r'\(most recent call first\):|Stack \(most recent call first\):'
                         r'|File "[^"]*", line \d+ in |<no Python frame>|Extension modules:'
                         r'|Python runtime state:|Timeout \(\d+:\d\d:\d\d\)!|\.\.\.)')
 CPP_START = "terminate called after throwing an instance of"
 CPP_CONT = re.compile(r"^\s*(?:what\(\):|Exception raised from|frame #\d+:|\S.*\(most recent call "
                       r"first\):)")
+CPP_AFTER_BLANK = re.compile(r"^\s*(?:Exception raised from|frame #\d+:)")
+# py-spy dump: "Process 310: sglang::scheduler_TP7", "Python v3.12.12 (/usr/bin/python3.12)",
+# 'Thread 310 (active): "MainThread"', then frames "    _apply (penaltylib/min_new_tokens.py:78)"
+PYSPY_START = re.compile(r"^Process \d+: \S")
+PYSPY_THREAD = re.compile(r'^Thread (?P<id>0x[0-9A-Fa-f]+|\d+) \((?P<state>[\w+ -]+)\)'
+                          r'(?:: "(?P<name>[^"]*)")?\s*$')
+PYSPY_CONT = re.compile(r"^(?:Python v\d|Thread (?:0x[0-9A-Fa-f]+|\d+) \([\w+ -]+\)|    \S)")
+PYSPY_FRAME = re.compile(r"^\s+(?P<func>\S.*?) \((?P<file>[^()]*?):(?P<line>\d+)\)\s*$")
+HOLD_MAX = 10  # lines held after a traceback's message in case a chained exception follows
 NATIVE_START = re.compile(r"^\s*=+ backtrace \(tid:\s*\d+\) =+\s*$")
 NATIVE_CONT = re.compile(r"^\s*(?:\d+\s+0x[0-9a-fA-F]+\s|=+\s*$)")
 LOGGING_ERROR = "--- Logging error ---"
-LOGGING_CONT = re.compile(r"^(?:Call stack:|Message: |Arguments: |Logged from file |Unable to print "
-                          r"the message|Use the traceback above)")
+LOGGING_CONT = re.compile(r"^(?:Call stack:|Message: |Arguments: |Logged from file "
+                          r"|Unable to print the message|Use the traceback above)")
 MAX_MESSAGE_LINES = 60
+COUNT = r"\d+(?:\.\d+)?[kMGTPEZY]?"  # tqdm's unit_scale shows "7.30k/7.30k", "4.99G/4.99G"
+# tqdm state: "<desc>: 42%|####  | 10/24 [00:03<00:04,  3.1it/s]" or "... 42% Completed | 10/24 [...]".
+# Anchored on the percentage (a leading lazy description group would make search quadratic);
+# the description is taken from the text before it.
 PROGRESS = re.compile(
-    r"(?P<desc>[^\r|]*?):?\s*(?P<pct>\d{1,3})%(?: Completed \||\|[^|]*\|)\s*(?P<n>\d+)/(?P<total>\d+)"
+    r"(?P<pct>\d{1,3})%(?: Completed \||\|[^|\r]{0,200}\|)\s*"
+    rf"(?P<n>{COUNT})/(?P<total>{COUNT})"
     r"(?: \[(?P<elapsed>[\d:]+)(?:<(?P<remaining>[\d:?]+))?(?:, (?P<rate>[^\]]*))?\]?)?"
 )
+
+
+def parse_progress(segment: str) -> dict[str, Any] | None:
+    """One tqdm state: description, percent, n/total, elapsed, remaining, rate."""
+    m = PROGRESS.search(segment)
+    if m is None:
+        return None
+    out: dict[str, Any] = m.groupdict()
+    before = segment[max(0, m.start() - 200):m.start()]
+    out["desc"] = re.split(r"[\]|]", before)[-1].strip().rstrip(":").strip()
+    return out
+
+
 ACCESS = re.compile(r'^(?P<client>\S+) - "(?P<request>[A-Z]+ \S+ [^"]*)" (?P<status>\d{3})')
 IDENTITY_KINDS = ("compose", "journald", "mpirun", "process", "rank", "pdsh")
+SCALE = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Z": 10**21,
+         "Y": 10**24}
+QUIET_KINDS = ("pyspy",)  # blocks that report state, not a failure: no level of their own
+
+
+def count(text: str) -> int:
+    """A tqdm count as an int: "12" -> 12, "7.30k" -> 7300."""
+    if text[-1] in SCALE:
+        return round(float(text[:-1]) * SCALE[text[-1]])
+    return int(float(text))
 
 
 def identity(frame: Frame) -> tuple[str, ...]:
@@ -61,17 +104,25 @@ def continuation_key(frame: Frame) -> tuple[str, ...] | None:
 
 
 class Block:
-    """An open multi-line block (traceback, faulthandler dump, C++ abort, native backtrace)."""
+    """An open multi-line block (traceback, faulthandler dump, C++ abort, native backtrace,
+    py-spy dump)."""
 
     def __init__(self, kind: str, key: tuple[str, ...], first: Frame, body: str) -> None:
         self.kind = kind
         self.key = key
         self.frames = [first]
         self.bodies = [body]
-        self.state = "frames" if kind != "traceback" or TRACEBACK_HEAD in body else "frames"
-        if kind == "traceback" and EXC_LINE.match(body.strip()) and not FRAME.match(body):
+        self.state = "frames"
+        if kind == "traceback" and CHAIN.match(body):
+            self.state = "chain"  # a fragment that starts at "During handling of ..."
+        elif kind == "traceback" and EXC_LINE.match(body.strip()) and not FRAME.match(body):
             self.state = "message"
-        self.pending: list[tuple[Frame, str]] = []  # blank lines that may still belong
+        elif kind == "cpp_abort" and "what():" in body:
+            self.state = "what"
+        # lines that may still belong: up to two blank lines, or (after a traceback's
+        # message) up to HOLD_MAX lines that only belong if a chained exception follows
+        self.pending: list[tuple[Frame, str]] = []
+        self.holding = False
         self.message_lines = 0
         self.last_was_frame = bool(FRAME.match(body))
 
@@ -80,9 +131,9 @@ class Block:
         return self.frames[0].lineno
 
     def offer(self, frame: Frame, body: str) -> bool:
-        """Take the line if it continues this block."""
+        """Take the line if it continues this block (or may still, see `pending`)."""
         if not body.strip():
-            if len(self.pending) < 2:
+            if len(self.pending) < (HOLD_MAX if self.holding else 2):
                 self.pending.append((frame, body))
                 return True
             return False
@@ -91,16 +142,48 @@ class Block:
             self.frames.extend(f for f, _ in self.pending)
             self.bodies.extend(b for _, b in self.pending)
             self.pending.clear()
+            self.holding = False
             self.frames.append(frame)
             self.bodies.append(body)
+        elif self._may_hold(body):
+            self.holding = True
+            self.pending.append((frame, body))
+            return True
         return accepted
 
-    def _accepts(self, body: str) -> bool:  # noqa: PLR0911 - a small state machine
+    def _may_hold(self, body: str) -> bool:
+        """After a blank line that ends a traceback's message, text such as torch._dynamo's
+        "You can suppress this exception ..." may still precede "During handling of ..."."""
+        if self.kind != "traceback" or self.state != "message" or not self.pending:
+            return False
+        if len(self.pending) >= HOLD_MAX or _starts_block(body) is not None:
+            return False
+        return not _looks_like_exception(body.strip())
+
+    def _accepts(self, body: str) -> bool:
+        """Whether the line continues the block (a small state machine per kind)."""
         stripped = body.strip()
         if self.kind == "faulthandler":
             return bool(FAULT_CONT.match(body)) or (self.pending == [] and body.startswith("  "))
+        if self.kind == "pyspy":
+            return bool(PYSPY_CONT.match(body))
         if self.kind == "cpp_abort":
-            return bool(CPP_CONT.match(body)) and not self.pending
+            if CPP_AFTER_BLANK.match(body):
+                self.state = "frames"
+                return len(self.pending) <= 1
+            if self.pending:
+                return False
+            if "what():" in body:
+                self.state = "what"
+                return True
+            if CPP_CONT.match(body):
+                self.state = "frames"
+                return True
+            # what() goes on over several lines (NCCL's "Last error:", c10's hints)
+            if self.state != "what" or _starts_block(body) is not None:
+                return False
+            self.message_lines += 1
+            return self.message_lines <= MAX_MESSAGE_LINES
         if self.kind == "native":
             return bool(NATIVE_CONT.match(body)) and not self.pending
         # tracebacks (and logging-error blocks, which contain one)
@@ -156,12 +239,13 @@ class Block:
         ev.raw = [f.raw for f in self.frames]
         ev.clean = [f.clean for f in self.frames]
         ev.fields = fields
-        ev.level = ev.level or ("critical" if self.kind in ("faulthandler", "cpp_abort", "native")
-                                else "error")
+        if self.kind not in QUIET_KINDS:
+            ev.level = ev.level or ("critical" if self.kind in ("faulthandler", "cpp_abort",
+                                                                "native") else "error")
         if ev.system == "other" or (self.kind == "traceback" and ev.system == "sglang"
                                     and first.head is None):
             ev.system = "python" if self.kind in ("traceback", "logging_error",
-                                                  "faulthandler") else "torch"
+                                                  "faulthandler", "pyspy") else "torch"
         stmt = fields.get("statement_index")
         if isinstance(stmt, int) and 0 <= stmt < len(self.frames):
             fields["statement_line"] = self.frames[stmt].lineno
@@ -183,8 +267,14 @@ def _starts_block(body: str) -> str | None:
         return "logging_error"
     if NATIVE_START.match(body):
         return "native"
+    if FAULT_THREAD.match(body) or FAULT_FRAME.match(body):
+        return "faulthandler"  # a stack dump without its "Fatal Python error" line
     if FRAME.match(body) and " in " in body:
         return "traceback"  # a pasted fragment that starts at a frame
+    if CHAIN.match(body):
+        return "traceback"  # a pasted fragment that starts at the chain line
+    if PYSPY_START.match(body) or PYSPY_THREAD.match(body):
+        return "pyspy"
     return None
 
 
@@ -204,8 +294,11 @@ def _block_fields(kind: str, bodies: list[str], frames: list[Frame]) -> dict[str
     if kind == "faulthandler":
         fh = structure.parse_faulthandler([b[b.find(FAULT_START):] if FAULT_START in b else b
                                            for b in bodies])
-        fh["statement_index"] = 0
+        error_at = fh.get("error_index")
+        fh["statement_index"] = error_at if isinstance(error_at, int) else 0
         return fh
+    if kind == "pyspy":
+        return _pyspy_fields(bodies)
     if kind == "cpp_abort":
         cpp = structure.parse_cpp_abort(bodies)
         cpp["statement_index"] = 0
@@ -218,14 +311,37 @@ def _block_fields(kind: str, bodies: list[str], frames: list[Frame]) -> dict[str
     return {}
 
 
+def _pyspy_fields(bodies: list[str]) -> dict[str, Any]:
+    """The process, Python version and each thread's frames (innermost first) of a py-spy dump."""
+    out: dict[str, Any] = {"process": None, "pid": None, "python": None, "threads": [],
+                           "statement_index": 0}
+    thread: dict[str, Any] | None = None
+    for i, body in enumerate(bodies):
+        text = body.rstrip()
+        if m := PYSPY_START.match(text):
+            out["process"] = text[len("Process "):]
+            out["pid"] = int(text[len("Process "):].split(":", 1)[0])
+        elif text.startswith("Python v"):
+            out["python"] = text[len("Python "):]
+        elif m := PYSPY_THREAD.match(text):
+            thread = {"id": m["id"], "state": m["state"], "name": m["name"], "frames": [],
+                      "index": i}
+            out["threads"].append(thread)
+        elif (m := PYSPY_FRAME.match(text)) and thread is not None:
+            thread["frames"].append({"func": m["func"], "file": m["file"],
+                                     "line": int(m["line"]), "index": i})
+    return out
+
+
 def _event_from_frame(frame: Frame, kind: str, message: str) -> Event:
     head = frame.head
     system = head.system if head is not None else "other"
     if system == "other" and frame.process and frame.process.startswith(
             ("VllmWorker", "Worker", "EngineCore", "APIServer", "RayWorkerWrapper")):
         system = "vllm"
-    if system == "other" and "global" in frame.rank and frame.prefixes:
-        system = "torch"
+    if system == "other" and "global" in frame.rank and any(p.kind == "rank"
+                                                            for p in frame.prefixes):
+        system = "torch"  # torch's "[rank3]:" prefix (mpirun's "[1,3]" says nothing of torch)
     return Event(
         line_start=frame.lineno, line_end=frame.lineno, kind=kind, system=system,
         message=message, timestamp=head.timestamp if head else None,
@@ -252,16 +368,16 @@ def line_event(frame: Frame) -> Event:
                 kind = "access"
                 fields.update(client=m["client"], request=m["request"], status=int(m["status"]))
     states = frame.segments or ([msg] if "%" in msg else [])
-    progress = [m.groupdict() for s in states if (m := PROGRESS.search(s))]
+    progress = [p for s in states if (p := parse_progress(s)) is not None]
     if progress:
         kind = "progress"
         last = progress[-1]
-        fields.update(desc=(last["desc"] or "").strip(), n=int(last["n"]),
-                      total=int(last["total"]), percent=int(last["pct"]),
+        fields.update(desc=(last["desc"] or "").strip(), n=count(last["n"]),
+                      total=count(last["total"]), percent=int(last["pct"]),
                       elapsed=last["elapsed"], remaining=last["remaining"], rate=last["rate"])
         if len(progress) > 1:
-            fields["states"] = [{"desc": (p["desc"] or "").strip(), "n": int(p["n"]),
-                                 "total": int(p["total"])} for p in progress]
+            fields["states"] = [{"desc": (p["desc"] or "").strip(), "n": count(p["n"]),
+                                 "total": count(p["total"])} for p in progress]
     if "server_args=ServerArgs(" in msg:
         kind = "config"
         fields["server_args"] = structure.parse_server_args(msg[msg.index("ServerArgs("):])
@@ -320,8 +436,8 @@ class Assembler:
             if block_key in self.open:
                 self._close(block_key)
             self.open[block_key] = Block(kind, block_key, frame, body)
-        elif key is not None and not body.strip() is False and EXC_LINE.match(body.strip()) \
-                and _looks_like_exception(body.strip()):
+        elif key is not None and EXC_LINE.match(body.strip()) and _looks_like_exception(
+                body.strip()):
             block_key = key
             if block_key in self.open:
                 self._close(block_key)

@@ -31,7 +31,7 @@ LEVEL_WORDS = {
 }
 SEVERITY_LETTERS = {"F": "critical", "E": "error", "W": "warning", "I": "info", "V": "debug",
                     "D": "debug"}
-TAG_SYSTEMS = {"gloo": "torch", "c10d": "torch", "transformers": "python", "aiter": "other"}
+TAG_SYSTEMS = {"gloo": "torch", "c10d": "torch"}  # others: the writer decides (process, ...)
 RANK_KEYS = {"TP": "tp", "DP": "dp", "PP": "pp", "EP": "ep", "ATTN_CP": "cp", "CP": "cp",
              "MOE_DP": "moe_dp", "PCP": "cp", "DCP": "dcp"}
 
@@ -235,7 +235,7 @@ class Framer:
         elif rule == "nccl":
             head.system = "nccl"
             ints = f.get("INT")
-            int_list = ints if isinstance(ints, list) else [ints]
+            int_list = ints if isinstance(ints, list) else [str(ints)]
             head.pid = int(int_list[0])
             head.process = f"{f['NCCL_HOST']}:{int_list[0]}"
             level = str(f.get("NCCL_LEVEL", "INFO"))
@@ -277,9 +277,9 @@ class Framer:
             ktime = str(f["KTIME"]).strip()
             if not ktime[0].isdigit():
                 parts = ktime.split()
-                month = MONTHS.get(parts[1])
-                if month:
-                    head.timestamp = iso(int(parts[4]), month, int(parts[2]), parts[3])
+                kmonth = MONTHS.get(parts[1])
+                if kmonth:
+                    head.timestamp = iso(int(parts[4]), kmonth, int(parts[2]), parts[3])
         elif rule == "uvicorn":
             head.system = self.system_hint if self.system_hint != "other" else "other"
             head.level = LEVEL_WORDS.get(str(f["LEVEL"]))

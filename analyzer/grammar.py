@@ -64,7 +64,7 @@ def rule_regex(parser: Lark, rule: str) -> str:
     def node(tree: Any, stack: tuple[str, ...]) -> str:
         if isinstance(tree, Token):
             if tree.type == "STRING":
-                return re.escape(tree.value[1:-1].encode().decode("unicode_escape"))
+                return re.escape(str(tree.value)[1:-1].encode().decode("unicode_escape"))
             if tree.type == "REGEXP":
                 body = tree.value[1:tree.value.rindex("/")]
                 return f"(?:{body})"
@@ -101,7 +101,7 @@ class HeadParser:
 
     __slots__ = ("_parse", "name", "regex")
 
-    def __init__(self, parser: Lark, rule: str, transform: Callable[[Tree], dict[str, Any]]):
+    def __init__(self, parser: Lark, rule: str, transform: Callable[[Tree[Token]], dict[str, Any]]):
         self.name = rule
         self.regex = re.compile(rule_regex(parser, rule))
 
@@ -126,12 +126,12 @@ class HeadParser:
         return m.end(), fields
 
 
-def tree_fields(tree: Tree) -> dict[str, Any]:
+def tree_fields(tree: Tree[Token]) -> dict[str, Any]:
     """Flatten a head's parse tree: terminal name -> text (repeated terminals -> list)."""
     out: dict[str, Any] = {"_rule": tree.data}
     for tok in tree.scan_values(lambda v: isinstance(v, Token)):
         name = tok.type
-        if name.startswith("__") or name.isupper() is False and name.startswith("_"):
+        if name.startswith("__") or (not name.isupper() and name.startswith("_")):
             continue
         if name in out:
             prev = out[name]

@@ -94,7 +94,7 @@ AUTH_HEADER = re.compile(
 _SECRET_NAMES = (r"api[-_]?key|hf[-_]token|hub[-_]token|hugging[-_]?face[-_]hub[-_]token|"
                  r"access[-_]token|auth[-_]token|api[-_]token|secret[-_]key|client[-_]secret|"
                  r"aws[-_]secret[-_]access[-_]key|password|passwd|token")
-_VALUE = r"(?:'([^'\n]{1,512})'|\"([^\"\n]{1,512})\"|([^\s'\",)}\]]{1,512}))"
+_VALUE = r"(?:'([^'\n]{1,512})'|\"([^\"\n]{1,512})\"|([^\s'\",;)}\]]{1,512}))"
 # --api-key VALUE / --api-key=VALUE (command lines, argument dumps)
 SECRET_FLAG = re.compile(rf"(?i)(?<![\w-])(--(?:{_SECRET_NAMES})(?:=|\s{{1,4}}))(?!-){_VALUE}")
 # api_key='…', "api_key": "…", HF_TOKEN=…, password: … ("token" alone is too common here)
@@ -128,7 +128,7 @@ CONNECT_TUPLE = re.compile(r"(?i)(\bconnect(?:ing)? to \()([A-Za-z][\w.-]{0,252}
 HOME = re.compile(r"(/home/|/Users/|[A-Za-z]:\\Users\\|[A-Za-z]:/Users/)([A-Za-z0-9._-]{1,64})"
                   r"(?=[/\\\s'\":,;)\]]|$)")
 TOKEN = re.compile(r"(?<![\w.-])[A-Za-z0-9][\w.-]{0,252}")
-RANK_TAG = re.compile(r"(?i)(?:rank|tp|dp|pp|ep|cp|gpu|cuda|dev|device|node|worker|step|epoch)"
+RANK_TAG = re.compile(r"(?i)(?:rank|tp|dp|pp|ep|cp|gpu|cuda|dev|device|step|epoch|iter)"
                       r"[-_]?\d{1,6}\Z")
 DISTINCTIVE_MIN = 4
 MAX_LEARNED = 100_000  # hostnames remembered for global replacement (bounded memory)
@@ -147,7 +147,9 @@ class Redactor:
 
     def __init__(self) -> None:
         self._maps: dict[str, dict[str, str]] = {kind: {} for kind in KINDS}
+        self._next: Counter[str] = Counter()  # last number handed out, per kind
         self.counts: Counter[str] = Counter()  # occurrences replaced, per kind
+        self._used: dict[str, set[str]] = {kind: set() for kind in KINDS}  # pseudonyms emitted
         self._hosts: dict[str, str] = {}  # distinctive hostnames -> pseudonym, replaced anywhere
 
     # ----------------------------------------------------------------- bookkeeping
@@ -156,36 +158,51 @@ class Redactor:
         table = self._maps[kind]
         key = value.lower() if kind in ("hostname", "email", "ip") else value
         name = table.get(key)
+        if name is None and kind == "hostname" and "." in key:
+            name = table.get(key.split(".", 1)[0])  # gpu-3.cluster.local is gpu-3
+            if name is not None:
+                table[key] = name
         if name is None:
-            name = KINDS[kind].format(n=len(table) + 1)
+            self._next[kind] += 1
+            name = KINDS[kind].format(n=self._next[kind])
             table[key] = name
+            short = key.split(".", 1)[0]
+            if kind == "hostname" and short != key and _distinctive(short):
+                table.setdefault(short, name)
         if count:
             self.counts[kind] += 1
+            self._used[kind].add(name)
         return name
 
     def distinct(self) -> dict[str, int]:
-        """How many different values of each kind were replaced (only kinds seen)."""
-        return {kind: len(table) for kind, table in self._maps.items() if table}
+        """How many different values of each kind were replaced (only kinds seen).
+
+        Hostnames learned in a first pass but never written out do not count.
+        """
+        return {kind: len(used) for kind, used in self._used.items() if used}
 
     def summary(self) -> list[dict[str, Any]]:
         """[{kind, label, distinct, occurrences}] for the kinds that occurred, in KINDS order."""
         out = []
         for kind in KINDS:
-            n = len(self._maps[kind])
+            n = len(self._used[kind])
             if n:
                 out.append({"kind": kind, "label": LABELS[kind], "distinct": n,
                             "occurrences": self.counts[kind]})
         return out
 
     def summary_line(self) -> str:
-        """One line for stderr / the Markdown footer: `3 hostnames (12×), 2 IP addresses (4×)`."""
-        parts = [f"{s['distinct']} {s['label']} ({s['occurrences']}×)" for s in self.summary()]
+        """One line for stderr / the Markdown footer: `hostnames: 3 (12×), IP addresses: 2 (4×)`."""
+        parts = [f"{s['label']}: {s['distinct']} ({s['occurrences']}×)" for s in self.summary()]
         return ", ".join(parts) if parts else "nothing to redact"
 
     # ----------------------------------------------------------------- hostnames
     def _host(self, name: str, *, count: bool = True) -> str | None:
         """Pseudonym for a hostname in a host position, or None to keep it as it is."""
         low = name.lower().rstrip(".")
+        known = self._maps["hostname"].get(low)
+        if known is not None:  # the common case, e.g. the same NCCL prefix on every line
+            return self.pseudonym("hostname", low, count=count)
         if (not low or low in KEEP_HOSTS or PSEUDONYM.match(low) or _looks_like_ip(low)
                 or low.startswith("<") or RANK_TAG.match(low)):
             return None
@@ -212,12 +229,12 @@ class Redactor:
         if " [" in text:
             for m in NCCL_PREFIX.finditer(text):
                 yield m.group(1)
-        m = PDSH.match(text)
-        if m and self._pdsh_ok(m.group(1), text[m.end():]):
-            yield m.group(1)
-        m = JOURNALD.match(text)
-        if m:
-            yield m.group(1)
+        head = PDSH.match(text)
+        if head and self._pdsh_ok(head.group(1), text[head.end():]):
+            yield head.group(1)
+        head = JOURNALD.match(text)
+        if head:
+            yield head.group(1)
         if "ip=" in text:
             for m in IP_FIELD.finditer(text):
                 yield m.group(1)
@@ -305,7 +322,7 @@ class Redactor:
                     pseudo = self._host(name)
                     if pseudo is not None:
                         return pseudo + sep + port
-            return self.line(value)
+            return self.text(value)
         if isinstance(value, list | tuple):
             return [self.value(key, v) for v in value]
         if isinstance(value, dict):
@@ -422,6 +439,7 @@ class Redactor:
             pseudo = self._hosts.get(stripped.lower())
             if pseudo is not None:
                 self.counts["hostname"] += 1
+                self._used["hostname"].add(pseudo)
                 return pseudo + word[len(stripped):]
             return word
 

@@ -20,6 +20,7 @@ KINDS = ("failure", "symptom", "benign")
 EDGES = ("begin", "in", "end", "ready", "serving")
 PHASE_ORDER = ("launch", "dist_init", "weight_load", "compile", "kv_cache_alloc",
                "cuda_graph_capture", "warmup", "ready", "serving", "training", "shutdown")
+MATCH_CHARS = 8192
 NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 
 
@@ -39,6 +40,7 @@ class Signature:
     resolved_by: str | None = None  # template regex; a later match clears this failure
     verdict: str | None = None
     priority: int = 1
+    hang_if_repeated: int = 0  # this many at the end of a log, with no progress after: a hang
     case: str | None = None
     source: str | None = None
     examples: tuple[str, ...] = ()
@@ -85,7 +87,9 @@ class Knowledge:
     marker_prefilter: re.Pattern[str] = re.compile(r"(?!x)x")
 
     def match(self, text: str) -> list[tuple[Signature, dict[str, str]]]:
-        """All signatures that match `text`, most specific first."""
+        """All signatures that match `text`, most specific first (only the first MATCH_CHARS
+        characters are looked at: an error is stated at the start of its line)."""
+        text = text[:MATCH_CHARS]
         if not self.prefilter.search(text):
             return []
         hits = []
@@ -106,6 +110,7 @@ class Knowledge:
 
     def markers_for(self, text: str) -> list[tuple[Marker, dict[str, str]]]:
         """Phase markers found in `text`."""
+        text = text[:MATCH_CHARS]
         if not self.marker_prefilter.search(text):
             return []
         out = []
@@ -144,6 +149,7 @@ def _signature(entry: dict[str, Any], where: str) -> Signature:
         remediation=entry.get("remediation"), stands_alone=bool(entry.get("stands_alone")),
         explains=tuple(entry.get("explains", ())), resolved_by=entry.get("resolved_by"),
         verdict=entry.get("verdict"), priority=int(entry.get("priority", 1)),
+        hang_if_repeated=int(entry.get("hang_if_repeated", 0)),
         case=entry.get("case"), source=entry.get("source"),
         examples=tuple(entry.get("examples", ())),
     )

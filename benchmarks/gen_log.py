@@ -8,20 +8,22 @@ serves traffic for a long time and then dies:
   communicator set-up, ``Load weight begin/end`` with the safetensors progress bar, ``KV Cache is
   allocated``, ``Capture cuda graph begin/end``, uvicorn start-up lines, warm-up requests and
   ``The server is fired up and ready to roll!``;
-* serving (the bulk, repeated until the requested size is reached): 8 interleaved TP ranks printing
-  ``Decode batch. ...`` and ``Prefill batch. ...``, uvicorn access lines, periodic bursts of NCCL INFO
-  lines (a new communicator being set up on every rank), and a few harmless warnings;
-* the ending: a crash cascade shaped like ``corpus/seed/seed-sglang-tp8-oom-sigquit-logging-error.log``
-  -- a TP3 ``Scheduler hit an exception:`` traceback ending in ``torch.OutOfMemoryError``, the parent's
-  ``Received sigquit from a child process...``, a ``--- Logging error ---`` block and ``Killed``.
+* serving (the bulk, repeated until the requested size is reached): 8 interleaved TP ranks
+  printing ``Decode batch. ...`` and ``Prefill batch. ...``, uvicorn access lines, periodic bursts
+  of NCCL INFO lines (a new communicator being set up on every rank), a few harmless warnings;
+* the ending: a crash cascade shaped like
+  ``corpus/seed/seed-sglang-tp8-oom-sigquit-logging-error.log`` -- a TP3 ``Scheduler hit an
+  exception:`` traceback ending in ``torch.OutOfMemoryError``, the parent's ``Received sigquit
+  from a child process...``, a ``--- Logging error ---`` block and ``Killed``.
 
 Alongside the large log it writes the *small* version of the same content: the first
-``--small-lines`` (2,000) lines plus the identical ending, so a benchmark can check that loglens gives
-the same verdict and root cause on both ("speed never changes answers").
+``--small-lines`` (2,000) lines plus the identical ending, so a benchmark can check that loglens
+gives the same verdict and root cause on both ("speed never changes answers").
 
-Output is byte-for-byte deterministic for a given ``--seed`` and ``--size``. Generation writes in
-multi-megabyte chunks; 1 GiB takes well under a minute. With ``--gz`` a gzip copy is written too (by a
-``gzip -1`` child process when ``gzip`` is on PATH, so compression runs on the other core).
+Output is byte-for-byte deterministic for a given ``--seed`` and ``--size``. Generation writes
+in multi-megabyte chunks; 1 GiB takes well under a minute. With ``--gz`` a gzip copy is written
+too (by a ``gzip -1`` child process when ``gzip`` is on PATH, so compression runs on the other
+core).
 
 Usage::
 
@@ -79,11 +81,11 @@ def _nccl_comm_setup(rng: random.Random, nchannels: int, tid_base: int) -> list[
     for r in range(NRANKS):
         p = f"{HOST}:{RANK_PIDS[r]}:{RANK_PIDS[r] + tid_base + r} [{r}] NCCL INFO "
         comm = rng.getrandbits(44) | 0x550000000000
-        nxt = (r + 1) % NRANKS
+        nxt, prv = (r + 1) % NRANKS, (r - 1) % NRANKS
         lines = [
             f"{p}comm 0x{comm:x} rank {r} nRanks {NRANKS} nNodes 1 localRanks {NRANKS} "
             f"localRank {r} MNNVL 0",
-            f"{p}Trees [0] {nxt}/-1/-1->{r}->{(r - 1) % NRANKS} [1] {nxt}/-1/-1->{r}->{(r - 1) % NRANKS}",
+            f"{p}Trees [0] {nxt}/-1/-1->{r}->{prv} [1] {nxt}/-1/-1->{r}->{prv}",
             f"{p}P2P Chunksize set to 524288",
         ]
         if r == 0:
@@ -141,8 +143,9 @@ def startup_lines(rng: random.Random) -> tuple[list[str], datetime]:
     t += timedelta(seconds=11)
     for r in _ranks_shuffled(rng):
         L.append(f"[{_ts(t)} TP{r}] Init torch distributed begin.")
-    L.append(f"{HOST}:{RANK_PIDS[0]}:{RANK_PIDS[0]} [0] NCCL INFO Bootstrap : Using eth0:10.0.0.11<0>")
-    L.append(f"{HOST}:{RANK_PIDS[0]}:{RANK_PIDS[0]} [0] NCCL INFO cudaDriverVersion 12080")
+    p0 = f"{HOST}:{RANK_PIDS[0]}:{RANK_PIDS[0]} [0] NCCL INFO "
+    L.append(f"{p0}Bootstrap : Using eth0:10.0.0.11<0>")
+    L.append(f"{p0}cudaDriverVersion 12080")
     L.append("NCCL version 2.26.2+cuda12.8")
     for r in range(NRANKS):
         p = f"{HOST}:{RANK_PIDS[r]}:{RANK_PIDS[r] + 129} [{r}] NCCL INFO "
@@ -347,7 +350,8 @@ class ServingSim:
         # every few minutes a new NCCL communicator is created on all ranks (NCCL_DEBUG=INFO)
         if self.sec >= self.next_nccl:
             self.next_nccl = self.sec + rng.randint(60, 240)
-            out.extend(_nccl_comm_setup(rng, rng.choice((2, 4, 8, 16, 24)), 300 + rng.randint(0, 99)))
+            nch = rng.choice((2, 4, 8, 16, 24))
+            out.extend(_nccl_comm_setup(rng, nch, 300 + rng.randint(0, 99)))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -364,7 +368,7 @@ def ending_lines(t: datetime) -> list[str]:
         f"[{ts0} TP3] Scheduler hit an exception: Traceback (most recent call last):",
         f'  File "{sg}/managers/scheduler.py", line 2984, in run_scheduler_process',
         "    scheduler.event_loop_overlap()",
-        f'  File "/usr/local/lib/python3.12/dist-packages/torch/utils/_contextlib.py", line 116, '
+        '  File "/usr/local/lib/python3.12/dist-packages/torch/utils/_contextlib.py", line 116, '
         "in decorate_context",
         "    return func(*args, **kwargs)",
         "           ^^^^^^^^^^^^^^^^^^^^^",
@@ -395,13 +399,14 @@ def ending_lines(t: datetime) -> list[str]:
         f'  File "{sg}/layers/logits_processor.py", line 496, in _get_logits',
         "    logits = torch.matmul(",
         "             ^^^^^^^^^^^^^",
-        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.32 GiB. GPU 3 has a total "
-        "capacity of 79.19 GiB of which 1.87 GiB is free. Including non-PyTorch memory, this process "
-        "has 77.31 GiB memory in use. Of the allocated memory 72.94 GiB is allocated by PyTorch, with "
-        "1.73 GiB allocated in private pools (e.g., CUDA Graphs), and 1.12 GiB is reserved by PyTorch "
-        "but unallocated. If reserved but unallocated memory is large try setting "
-        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See documentation "
-        "for Memory Management  (https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.32 GiB. GPU 3 has a "
+        "total capacity of 79.19 GiB of which 1.87 GiB is free. Including non-PyTorch memory, "
+        "this process has 77.31 GiB memory in use. Of the allocated memory 72.94 GiB is allocated "
+        "by PyTorch, with 1.73 GiB allocated in private pools (e.g., CUDA Graphs), and 1.12 GiB is "
+        "reserved by PyTorch but unallocated. If reserved but unallocated memory is large try "
+        "setting PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True to avoid fragmentation.  See "
+        "documentation for Memory Management  "
+        "(https://pytorch.org/docs/stable/notes/cuda.html#environment-variables)",
         "",
         f"[{ts1}] Received sigquit from a child process. It usually means the child failed.",
         "--- Logging error ---",
@@ -442,7 +447,7 @@ def ending_lines(t: datetime) -> list[str]:
         "    uvicorn.run(",
         f'  File "{py}/logging/__init__.py", line 1489, in info',
         "    self._log(INFO, msg, args, **kwargs)",
-        f"Message: '127.0.0.1:52990 - \"POST /v1/chat/completions HTTP/1.1\" 200'",
+        "Message: '127.0.0.1:52990 - \"POST /v1/chat/completions HTTP/1.1\" 200'",
         "Arguments: ()",
         "Killed",
     ]

@@ -52,6 +52,24 @@ def explained_failures(findings: list[Finding]) -> None:
 
 
 RULES: tuple[Rule, ...] = (resolved_failures, explained_failures)
+SURVIVED_AFTER = 3  # successful serving lines after an error that show the server outlived it
+
+
+def survived(findings: list[Finding], alive_after: Callable[[int], int],
+             ready_after: Callable[[int], bool]) -> list[Finding]:
+    """Signal: the server reached ready, or kept serving requests successfully, after an error.
+    Why: an error the process outlived (a failed request, a retried download, an optional
+    import) did not kill it; it is reported as a non-fatal error, not as the cause.
+    Example: a request that raises in the API server while decode batches go on."""
+    out = []
+    for f in findings:
+        if f.tier > 2 or f.resolved:
+            continue
+        if ready_after(f.line) or alive_after(f.line) >= SURVIVED_AFTER:
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = "the server kept running after it (ready or serving lines follow)"
+            out.append(f)
+    return out
 
 
 def choose_root(findings: Sequence[Finding]) -> Finding | None:

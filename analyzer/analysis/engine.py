@@ -12,7 +12,7 @@ from typing import Any
 
 from ..model import Event
 from ..signatures import Knowledge
-from .causality import RULES, choose_root, symptom_reason
+from .causality import RULES, choose_root, survived, symptom_reason
 from .findings import Finding, block_findings, line_findings, stack_of
 from .phases import PhaseTracker
 
@@ -107,6 +107,12 @@ class Analyzer:
                 f.rank, f.rank_source = self.nccl_ranks[f.process], "nccl comm"
         for rule in RULES:
             rule(findings)
+        ph = self.phases
+        single_input = self.input_index == 0
+        if single_input:
+            for f in survived(findings, ph.alive_after,
+                              lambda line: ph.ready_line is not None and ph.ready_line > line):
+                self._warning(f, benign=False)
         root = choose_root(findings)
         verdict = "crash"
         hang_from_silence = False
@@ -140,8 +146,26 @@ class Analyzer:
                 return phase
         return self.phases.phase_at(root.line, (root.rank, root.process))
 
+    def _repeated_wait(self) -> Finding | None:
+        """A waiting message repeated at the end of the log with no progress after the last
+        marker (vLLM's shm-broadcast wait every 60 s): the first of that final run."""
+        tail = [f for f in self.findings if f.sig is not None and f.sig.hang_if_repeated
+                and f.line > self.phases.activity_line]
+        if not tail:
+            return None
+        need = tail[0].sig.hang_if_repeated if tail[0].sig else 0
+        if len(tail) < need:
+            return None
+        first = tail[0]
+        first.reason = (f"repeated {len(tail)} times at the end of the log with no progress: "
+                        "a process stopped responding")
+        return first
+
     def _no_error_verdict(self) -> tuple[str, Finding | None, bool]:
         ph = self.phases
+        waiting = self._repeated_wait()
+        if waiting is not None:
+            return "hang", waiting, False
         if ph.ready_line is not None or ph.serving_line is not None:
             return "healthy", None, False
         if ph.server_seen and ph.furthest() in HANG_PHASES and len(ph.last_line) >= 2 \

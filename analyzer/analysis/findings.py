@@ -99,7 +99,8 @@ def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
         return [_base(ev, 0, kind=sig.kind, tier=sig.tier, sig=sig, category=sig.category,
                       groups=_merged(hits))]
     if ev.level in ("error", "critical") and ev.message.strip():
-        return [_base(ev, 0, kind="error", tier=3, reason="error-level log line")]
+        return [_base(ev, 0, kind="error", tier=2, category="other",
+                      reason="an error-level log line that no signature knows")]
     return []
 
 

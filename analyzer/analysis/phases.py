@@ -49,6 +49,9 @@ class PhaseTracker:
     last_phase: str | None = None
     last_progress: str | None = None
     hits: list[tuple[str, int]] = field(default_factory=list)  # (marker id, line)
+    alive: list[int] = field(default_factory=list)  # lines showing a healthy server (ready,
+    # successful serving), to tell a fatal error from one the server survived
+    activity_line: int = 0  # the last line that showed progress of any kind
 
     def key(self, ev: Event) -> Key:
         return (ev.rank_number(), _process_label(ev))
@@ -62,6 +65,7 @@ class PhaseTracker:
         for marker, groups in self.knowledge.markers_for(ev.clean[0]):
             self._apply(key, marker, groups, ev)
         if ev.kind == "progress" and "n" in ev.fields:
+            self.activity_line = ev.line_start
             text = f"{ev.fields['n']}/{ev.fields['total']}"
             desc = ev.fields.get("desc")
             self.last_progress = f"{desc}: {text}" if desc else text
@@ -80,10 +84,16 @@ class PhaseTracker:
         self.hits.append((marker.id, ev.line_start))
         if marker.system in SERVER_SYSTEMS:
             self.server_seen = True
+        self.activity_line = ev.line_start
         if marker.edge == "ready":
             self.ready_line = self.ready_line or ev.line_start
         if marker.edge == "serving":
             self.serving_line = self.serving_line or ev.line_start
+        status = groups.get("status")
+        if marker.edge == "ready" or (marker.edge == "serving"
+                                      and (status is None or status.startswith("2"))):
+            if len(self.alive) < 100_000:
+                self.alive.append(ev.line_start)
         spans = self.spans.setdefault(key, [])
         current = spans[-1] if spans else None
         if current is not None and current.phase == marker.phase:
@@ -107,6 +117,12 @@ class PhaseTracker:
             spans[-1].progress = f"{groups['done']}/{groups['total']}"
             self.last_progress = spans[-1].progress
         self.last_phase = marker.phase
+
+    def alive_after(self, line: int) -> int:
+        """How many ready/successful-serving lines came after `line`."""
+        from bisect import bisect_right
+
+        return len(self.alive) - bisect_right(self.alive, line)
 
     def phase_at(self, line: int, key: Key | None = None) -> str | None:
         """The phase a rank (or, failing that, the whole job) was in at `line`."""

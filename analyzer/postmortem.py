@@ -1,0 +1,745 @@
+"""Post-mortem reports for bug tickets: `loglens report` (HTML or Markdown).
+
+`build` runs the explain analysis, then one more streaming pass over the events to
+collect what a maintainer wants to *see* rather than read: per-rank phase spans with
+their line numbers (for the Gantt chart), serving metrics over time (SGLang batch lines,
+vLLM periodic stats), GPU memory per start-up step, and the environment (versions, GPUs,
+server arguments). Memory stays bounded: metric series are downsampled on the fly to at
+most `MAX_POINTS` points, every list is capped.
+
+Every string that goes into the result passes through one `Redactor` (unless redaction
+is off), so the HTML and Markdown renderers never see a secret or an internal hostname;
+they only lay the data out.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import os
+import re
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import api, signatures
+from .analysis.phases import PhaseTracker
+from .model import Event
+from .redact import Redactor
+from .report import FormatType, render
+from .report.markdown import code, code_block, inline
+
+SCHEMA = "loglens.postmortem/1"
+MAX_POINTS = 2000  # per metric series, after downsampling
+MAX_SERIES = 24
+MAX_LANES = 128
+MAX_SPANS_PER_LANE = 200
+MAX_MEMORY_STEPS = 40
+MAX_FACTS = 30
+MAX_ARGS = 400
+MAX_GPUS = 16
+MARKDOWN_LIMIT = 60_000
+
+try:
+    from importlib.metadata import version as _pkg_version
+
+    VERSION = _pkg_version("loglens")
+except Exception:  # a source tree without installed metadata
+    VERSION = "dev"
+
+
+# ------------------------------------------------------------------------- metrics
+@dataclass
+class Series:
+    """One metric over time, downsampled in place to at most `MAX_POINTS` points.
+
+    Each kept point is the peak of the samples it stands for: a KV-usage spike or a
+    queue build-up must survive downsampling, an average would hide it.
+    """
+
+    metric: str
+    label: str
+    unit: str
+    who: str = ""  # emitter (TP0, DP1, engine 0) when a log has several
+    points: list[tuple[float, float, int]] = field(default_factory=list)  # (x, y, line)
+    stride: int = 1
+    _pending: tuple[float, float, int] | None = None
+    _pending_n: int = 0
+    samples: int = 0
+    last: float | None = None
+
+    def add(self, x: float, y: float, line: int) -> None:
+        """Take one sample (x is seconds since the epoch, or a line number)."""
+        self.samples += 1
+        self.last = y
+        if self._pending is None or y > self._pending[1]:
+            self._pending = (x if self._pending is None else self._pending[0], y,
+                             line if self._pending is None else self._pending[2])
+        self._pending_n += 1
+        if self._pending_n >= self.stride:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._pending is not None:
+            self.points.append(self._pending)
+        self._pending, self._pending_n = None, 0
+        if len(self.points) >= MAX_POINTS:
+            merged = []
+            for i in range(0, len(self.points) - 1, 2):
+                a, b = self.points[i], self.points[i + 1]
+                merged.append((a[0], max(a[1], b[1]), a[2]))
+            if len(self.points) % 2:
+                merged.append(self.points[-1])
+            self.points = merged
+            self.stride *= 2
+
+    def finish(self) -> dict[str, Any]:
+        """The public shape: points plus min/max/last for the summary tables."""
+        self._flush()
+        ys = [p[1] for p in self.points]
+        return {"metric": self.metric, "label": self.label, "who": self.who, "unit": self.unit,
+                "points": [[p[0], p[1]] for p in self.points], "samples": self.samples,
+                "downsampled": self.stride > 1, "min": min(ys) if ys else None,
+                "max": max(ys) if ys else None, "last": self.last}
+
+
+_NUM = r"(\d+(?:\.\d+)?)"
+SGLANG_FIELDS = {  # regex on the message -> (metric, label, unit, scale)
+    "gen_throughput": (re.compile(r"gen throughput \(token/s\): " + _NUM),
+                       "gen", "generation", "tokens/s", 1.0),
+    "input_throughput": (re.compile(r"input throughput \(token/s\): " + _NUM),
+                         "prompt", "prefill input", "tokens/s", 1.0),
+    "running": (re.compile(r"#running-req: " + _NUM), "requests", "running", "requests", 1.0),
+    "queued": (re.compile(r"#queue-req: " + _NUM), "requests", "queued", "requests", 1.0),
+    "token_usage": (re.compile(r"token usage: " + _NUM), "usage", "token (KV) usage", "%",
+                    100.0),
+}
+VLLM_FIELDS = {
+    "gen_throughput": (re.compile(r"Avg generation throughput: " + _NUM),
+                       "gen", "generation", "tokens/s", 1.0),
+    "prompt_throughput": (re.compile(r"Avg prompt throughput: " + _NUM),
+                          "prompt", "prompt", "tokens/s", 1.0),
+    "running": (re.compile(r"Running: " + _NUM + " reqs"), "requests", "running", "requests",
+                1.0),
+    "waiting": (re.compile(r"(?:Waiting|Pending): " + _NUM + " reqs"), "requests", "waiting",
+                "requests", 1.0),
+    "swapped": (re.compile(r"Swapped: " + _NUM + " reqs"), "requests", "swapped", "requests",
+                1.0),
+    "kv_usage": (re.compile(r"GPU KV cache usage: " + _NUM + "%"), "usage", "GPU KV cache usage",
+                 "%", 1.0),
+    "prefix_hit": (re.compile(r"Prefix cache hit rate: " + _NUM + "%"), "usage",
+                   "prefix cache hit rate", "%", 1.0),
+}
+VLLM_ENGINE = re.compile(r"^Engine (\d{1,4}):")
+METRIC_TITLES = {"gen": "Generation throughput", "prompt": "Prompt / prefill throughput",
+                 "requests": "Requests", "usage": "KV cache / token usage"}
+
+# ------------------------------------------------------------------------- memory
+AVAIL = re.compile(r"avail mem=" + _NUM + r" ?GB")
+USAGE = re.compile(r"mem usage=" + _NUM + r" ?GB")
+STEP_LABEL = re.compile(r"\s*([A-Za-z][^.,=]{0,60}?)\s*(?:\.(?:\s|$)|,|$| avail mem| mem usage)")
+MEMORY_FACTS = (
+    (re.compile(r"Model loading took " + _NUM + r" ?GiB"), "Model weights loaded", "GiB"),
+    (re.compile(r"Available KV cache memory: " + _NUM + r" ?GiB"), "Available KV cache memory",
+     "GiB"),
+    (re.compile(r"GPU KV cache size: ([\d,]+) tokens"), "GPU KV cache size", "tokens"),
+    (re.compile(r"KV Cache is allocated\. #tokens: (\d+)"), "KV cache tokens", "tokens"),
+    (re.compile(r"KV size: " + _NUM + r" ?GB"), "KV cache size", "GB"),
+    (re.compile(r"Maximum concurrency for ([\d,]+ tokens per request): " + _NUM + "x"),
+     "Maximum concurrency", "×"),
+    (re.compile(r"[Gg]raph capturing finished in \d+ secs?, took " + _NUM + r" ?GiB"),
+     "CUDA graph memory", "GiB"),
+    (re.compile(r"GPU (\d+) has a total capacity of " + _NUM + r" ?GiB"), "GPU total capacity",
+     "GiB"),
+    (re.compile(r"Total non KV cache memory: " + _NUM + r" ?GiB"), "Non-KV-cache memory", "GiB"),
+)
+
+# ------------------------------------------------------------------------- environment
+VERSION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+    ("vLLM", re.compile(r"vLLM API server version (\S{1,64})")),
+    ("vLLM", re.compile(r"Initializing an? (?:V1 )?LLM engine \(v([^)\s]{1,64})\)")),
+    ("vLLM", re.compile(r"^vLLM Version: (\S{1,64})")),
+    ("NCCL", re.compile(r"NCCL version (\d[\w.+-]{0,40})")),
+    ("NCCL", re.compile(r"(?:sglang|vllm) is using nccl==(\S{1,40})")),
+    ("PyTorch", re.compile(r"^PyTorch version: (\S{1,64})")),
+    ("PyTorch", re.compile(r"^PyTorch: (\S{1,64})")),
+    ("CUDA (PyTorch build)", re.compile(r"^CUDA used to build PyTorch: (.{1,40})")),
+    ("ROCm (PyTorch build)", re.compile(r"^ROCM used to build PyTorch: (.{1,40})")),
+    ("CUDA runtime", re.compile(r"^CUDA runtime version: (.{1,40})")),
+    ("GPU driver", re.compile(r"^(?:Nvidia driver version|CUDA Driver Version): (.{1,40})")),
+    ("Python", re.compile(r"^Python(?: version)?: (\d[\w.+]{0,20})")),
+    ("OS", re.compile(r"^OS: (.{1,80})")),
+    ("NVCC", re.compile(r"^NVCC: (.{1,80})")),
+    ("SGLang", re.compile(r"^sglang: (\S{1,40})")),
+    ("sgl-kernel", re.compile(r"^sgl_kernel: (\S{1,40})")),
+    ("FlashInfer", re.compile(r"^flashinfer(?:_python)?: (\S{1,40})")),
+    ("Triton", re.compile(r"^triton: (\S{1,40})")),
+    ("Transformers", re.compile(r"^transformers: (\S{1,40})")),
+    ("FlashAttention", re.compile(r"Using FlashAttention version (\d{1,2})")),
+    ("CUDA driver API", re.compile(r"cudaDriverVersion (\d{4,6})")),
+)
+NO_VALUE = frozenset({"N/A", "None", "none", "Could not collect", "", "null"})
+BANNER_VERSION = re.compile(r"[█▄▀].{0,60}\bversion (\d[\w.+-]{0,40})")
+_GPU_VENDORS = r"(?:NVIDIA|AMD|Tesla|Quadro|GeForce|Radeon)"
+GPU_LINE = re.compile(rf"^GPU ([\d,]{{1,40}}): ({_GPU_VENDORS}[^\n]{{1,60}})$")
+NCCL_TESTS_GPU = re.compile(
+    rf"device\s+\d{{1,3}} \[0x[0-9a-f]{{1,4}}\] ({_GPU_VENDORS}[^\n]{{1,50}})$")
+MODEL_ARG = re.compile(r"\bmodel='([^']{1,200})'")
+IMPORTANT_ARGS = ("model_path", "model", "model_tag", "served_model_name", "tokenizer_path",
+                  "dtype", "quantization", "kv_cache_dtype", "tp_size", "tensor_parallel_size",
+                  "pp_size", "pipeline_parallel_size", "dp_size", "data_parallel_size",
+                  "ep_size", "nnodes", "node_rank", "mem_fraction_static",
+                  "gpu_memory_utilization", "max_model_len", "context_length",
+                  "max_num_seqs", "max_running_requests", "max_num_batched_tokens",
+                  "chunked_prefill_size", "attention_backend", "enforce_eager",
+                  "disable_cuda_graph", "cuda_graph_max_bs", "enable_torch_compile",
+                  "speculative_algorithm", "speculative_config", "enable_dp_attention",
+                  "host", "port")
+
+
+# ------------------------------------------------------------------------- time
+def epoch(ts: str | None) -> float | None:
+    """Seconds for an ISO timestamp from the log, in the log's own (naive) clock."""
+    if not ts or ts.startswith("-"):
+        return None
+    try:
+        value = _dt.datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    if value.tzinfo is not None:
+        value = value.replace(tzinfo=None)
+    return (value - _dt.datetime(1970, 1, 1)).total_seconds()
+
+
+# ------------------------------------------------------------------------- collector
+@dataclass
+class _Lane:
+    rank: int | None
+    process: str | None
+    first_line: int
+    last_line: int
+    first_ts: float | None = None
+    last_ts: float | None = None
+    events: int = 0
+
+
+class Collector:
+    """One pass over the events: phases with line numbers, metrics, memory, environment."""
+
+    def __init__(self, knowledge: signatures.Knowledge, wanted_lines: set[int],
+                 redactor: Redactor | None) -> None:
+        self.tracker = PhaseTracker(knowledge)
+        self.redactor = redactor
+        self.lanes: dict[tuple[int | None, str | None], _Lane] = {}
+        self.series: dict[tuple[str, str], Series] = {}
+        self.memory: dict[str, dict[str, Any]] = {}
+        self.facts: dict[tuple[str, str], dict[str, Any]] = {}
+        self.versions: dict[str, dict[str, Any]] = {}
+        self.gpus: dict[str, dict[str, Any]] = {}
+        self.args: dict[str, Any] = {}
+        self.args_source: list[str] = []
+        self.model: str | None = None
+        self.wanted = wanted_lines
+        self.line_ts: dict[tuple[str, int], str | None] = {}
+        self.first_ts: float | None = None
+        self.last_ts: float | None = None
+        self.last_line = 0
+        self.sources: list[str] = []
+        self.any_ts = False
+
+    def feed(self, ev: Event) -> None:
+        """Take one event of the stream."""
+        if self.redactor is not None:
+            for raw in ev.raw:
+                self.redactor.learn(raw)
+        if not self.sources or self.sources[-1] != ev.source:
+            self.sources.append(ev.source)
+        self.tracker.feed(ev)
+        ts = epoch(ev.timestamp)
+        if ts is not None:
+            self.any_ts = True
+            self.first_ts = ts if self.first_ts is None else min(self.first_ts, ts)
+            self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
+        self.last_line = max(self.last_line, ev.line_end)
+        self._lane(ev, ts)
+        if self.wanted and ev.line_start <= max(self.wanted):
+            for line in range(ev.line_start, ev.line_end + 1):
+                if line in self.wanted:
+                    self.line_ts.setdefault((ev.source, line), ev.timestamp)
+        msg = ev.message
+        if ev.kind == "config":
+            self._config(ev)
+        if ev.kind in ("log", "plain", "config"):
+            self._metrics(ev, msg, ts)
+            self._memory(ev, msg)
+            self._environment(msg, ev.line_start)
+
+    def _lane(self, ev: Event, ts: float | None) -> None:
+        key = self.tracker.key(ev)
+        lane = self.lanes.get(key)
+        if lane is None:
+            if len(self.lanes) >= MAX_LANES * 4:
+                return
+            lane = self.lanes[key] = _Lane(key[0], key[1], ev.line_start, ev.line_end)
+        lane.events += 1
+        lane.last_line = ev.line_end
+        if ts is not None:
+            lane.first_ts = ts if lane.first_ts is None else lane.first_ts
+            lane.last_ts = ts
+
+    # -- metrics ------------------------------------------------------------------------
+    def _metrics(self, ev: Event, msg: str, ts: float | None) -> None:
+        if "batch." in msg and ("Decode batch" in msg or "Prefill batch" in msg):
+            table = SGLANG_FIELDS
+            who = ev.process or ""
+            if "Prefill batch" in msg:
+                table = {k: v for k, v in SGLANG_FIELDS.items()
+                         if k in ("input_throughput", "queued", "token_usage")}
+        elif "throughput:" in msg and "Avg" in msg:
+            table = VLLM_FIELDS
+            m = VLLM_ENGINE.match(msg)
+            who = f"engine {int(m.group(1))}" if m else ""
+        else:
+            return
+        x = ts if ts is not None else float(ev.line_start)
+        for name, (rx, metric, label, unit, scale) in table.items():
+            hit = rx.search(msg)
+            if hit is None:
+                continue
+            key = (name, who)
+            series = self.series.get(key)
+            if series is None:
+                if len(self.series) >= MAX_SERIES:
+                    continue
+                series = self.series[key] = Series(metric, label, unit, who)
+            series.add(x, float(hit.group(1)) * scale, ev.line_start)
+
+    # -- memory -------------------------------------------------------------------------
+    def _memory(self, ev: Event, msg: str) -> None:
+        if "mem" in msg and ("avail mem=" in msg or "mem usage=" in msg):
+            avail, usage = AVAIL.search(msg), USAGE.search(msg)
+            label_m = STEP_LABEL.match(msg)
+            label = label_m.group(1).strip() if label_m else msg[:40]
+            step = self.memory.get(label)
+            if step is None:
+                if len(self.memory) >= MAX_MEMORY_STEPS:
+                    return
+                step = self.memory[label] = {"step": label, "line": ev.line_start,
+                                             "timestamp": ev.timestamp, "avail": [],
+                                             "usage": [], "who": []}
+            if avail:
+                step["avail"].append(float(avail.group(1)))
+            if usage:
+                step["usage"].append(float(usage.group(1)))
+            who = ev.process or (f"rank {ev.rank_number()}" if ev.rank_number() is not None
+                                 else "")
+            if who and who not in step["who"] and len(step["who"]) < 64:
+                step["who"].append(who)
+            return
+        if not any(w in msg for w in ("GiB", "GB", "tokens", "concurrency")):
+            return
+        for rx, label, unit in MEMORY_FACTS:
+            hit = rx.search(msg)
+            if hit is None:
+                continue
+            if hit.lastindex and hit.lastindex >= 2:
+                value = f"{hit.group(2)}{unit}" if unit == "×" else f"{hit.group(2)} {unit}"
+                label = f"{label} ({'GPU ' + hit.group(1) if 'GPU' in label else hit.group(1)})"
+            else:
+                value = f"{hit.group(1)} {unit}"
+            key = (label, value)
+            if key not in self.facts and len(self.facts) < MAX_FACTS:
+                self.facts[key] = {"label": label, "value": value, "line": ev.line_start}
+
+    # -- environment ----------------------------------------------------------------------
+    def _environment(self, msg: str, line: int) -> None:
+        text = msg.strip()
+        for name, rx in VERSION_PATTERNS:
+            if name in self.versions:
+                continue
+            hit = rx.search(text)
+            if hit and hit.group(1).strip() not in NO_VALUE:
+                self.versions[name] = {"value": hit.group(1).strip(), "line": line}
+        if "vLLM" not in self.versions and "version" in text:
+            hit = BANNER_VERSION.search(text)
+            if hit:
+                self.versions["vLLM"] = {"value": hit.group(1), "line": line}
+        for rx in (GPU_LINE, NCCL_TESTS_GPU):
+            hit = rx.search(text)
+            if hit:
+                name = hit.group(hit.lastindex or 1).strip()
+                ids = hit.group(1) if rx is GPU_LINE else ""
+                entry = self.gpus.get(name)
+                if entry is None and len(self.gpus) < MAX_GPUS:
+                    self.gpus[name] = {"name": name, "ids": ids, "count": 1, "line": line}
+                elif entry is not None:
+                    entry["count"] += 1
+                    if ids and len(entry["ids"]) < 200:  # collect_env: one line per GPU
+                        entry["ids"] = f"{entry['ids']},{ids}" if entry["ids"] else ids
+        if self.model is None and "model='" in text:
+            hit = MODEL_ARG.search(text)
+            if hit:
+                self.model = hit.group(1)
+
+    def _config(self, ev: Event) -> None:
+        for key in ("server_args", "args"):
+            value = ev.fields.get(key)
+            if isinstance(value, dict):
+                label = "SGLang server_args" if key == "server_args" else "vLLM arguments"
+                if label not in self.args_source:
+                    self.args_source.append(label)
+                for k, v in value.items():
+                    if len(self.args) < MAX_ARGS or k in self.args:
+                        self.args[str(k)] = v
+
+    # -- result ---------------------------------------------------------------------------
+    def result(self) -> dict[str, Any]:
+        """Plain data (not yet redacted): timeline, metrics, memory, environment."""
+        return {"timeline": self._timeline(), "metrics": self._metrics_result(),
+                "memory": {"steps": self._memory_steps(), "facts": list(self.facts.values())},
+                "environment": self._env_result()}
+
+    def _timeline(self) -> dict[str, Any]:
+        lanes: list[dict[str, Any]] = []
+        keys = set(self.tracker.spans) | {k for k in self.lanes if k[0] is not None}
+        order = sorted(keys, key=lambda k: (k[0] is None, k[0] if k[0] is not None else 0,
+                                            k[1] or ""))
+        for key in order[:MAX_LANES]:
+            seen = self.lanes.get(key)
+            spans = []
+            for span in self.tracker.spans.get(key, [])[:MAX_SPANS_PER_LANE]:
+                spans.append({"phase": span.phase, "start": span.start, "end": span.end,
+                              "start_line": span.start_line, "end_line": span.end_line,
+                              "ended": span.ended, "progress": span.progress,
+                              "t0": epoch(span.start), "t1": epoch(span.end)})
+            lanes.append({
+                "rank": key[0], "process": key[1], "spans": spans,
+                "first_line": seen.first_line if seen else None,
+                "last_line": seen.last_line if seen else None,
+                "first_t": seen.first_ts if seen else None,
+                "last_t": seen.last_ts if seen else None,
+                "events": seen.events if seen else 0,
+            })
+        return {"lanes": lanes, "hidden_lanes": max(0, len(order) - MAX_LANES),
+                "first_t": self.first_ts, "last_t": self.last_ts, "last_line": self.last_line,
+                "sources": self.sources[:50]}
+
+    def _metrics_result(self) -> list[dict[str, Any]]:
+        charts: dict[str, list[dict[str, Any]]] = {}
+        for series in self.series.values():
+            charts.setdefault(series.metric, []).append(series.finish())
+        for chart in charts.values():
+            if len({s["who"] for s in chart}) > 1:  # several emitters: name them
+                for s in chart:
+                    s["label"] = f"{s['label']} ({s['who']})" if s["who"] else s["label"]
+        out = []
+        for metric in METRIC_TITLES:
+            if metric in charts:
+                out.append({"metric": metric, "title": METRIC_TITLES[metric],
+                            "unit": charts[metric][0]["unit"], "series": charts[metric],
+                            "x": "time" if self.any_ts else "line"})
+        return out
+
+    def _memory_steps(self) -> list[dict[str, Any]]:
+        out = []
+        for step in self.memory.values():
+            avail, usage = step["avail"], step["usage"]
+            out.append({"step": step["step"], "line": step["line"],
+                        "timestamp": step["timestamp"],
+                        "avail_min": min(avail) if avail else None,
+                        "avail_max": max(avail) if avail else None,
+                        "usage_min": min(usage) if usage else None,
+                        "usage_max": max(usage) if usage else None,
+                        "who": step["who"], "samples": max(len(avail), len(usage))})
+        return out
+
+    def _env_result(self) -> dict[str, Any]:
+        args = dict(self.args)
+        model = self.model
+        for key in ("model_path", "model", "model_tag"):
+            if model is None and isinstance(args.get(key), str):
+                model = args[key]
+        versions = [{"name": k, "value": v["value"], "line": v["line"]}
+                    for k, v in self.versions.items()]
+        return {"model": model, "versions": versions, "gpus": list(self.gpus.values()),
+                "args": args, "args_source": self.args_source}
+
+
+# ------------------------------------------------------------------------- build
+@contextmanager
+def _spooled(paths: Sequence[str]) -> Iterator[tuple[list[str], str | None]]:
+    """Stdin can be read only once but the report reads its input twice: spool it."""
+    if "-" not in paths:
+        yield list(paths), None
+        return
+    fd, tmp = tempfile.mkstemp(prefix="loglens-stdin-", suffix=".log")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        yield [tmp if p == "-" else p for p in paths], tmp
+    finally:
+        with suppress(OSError):
+            os.unlink(tmp)
+
+
+def build(paths: Sequence[str], *, redact: bool = True, rules: Sequence[str] = (),
+          year: int | None = None) -> dict[str, Any]:
+    """Analyse `paths` and collect everything a post-mortem shows; redacted by default."""
+    with _spooled(paths) as (real, tmp):
+        report = api.explain(real, rules=rules, year=year)
+        knowledge = signatures.load(list(rules))
+        root = report.get("root_cause") or {}
+        wanted = {s["line"] for s in report.get("symptoms", [])[:200]
+                  if isinstance(s.get("line"), int)}
+        if isinstance(root.get("line"), int):
+            wanted.add(root["line"])
+        redactor = Redactor() if redact else None
+        collector = Collector(knowledge, wanted, redactor)
+        for ev in api.events(real, year):
+            collector.feed(ev)
+        extra = collector.result()
+        markers = _markers(report, collector)
+        if tmp is not None:
+            _rename_stdin(report, extra, tmp)
+            for m in markers:
+                if m.get("file") == tmp:
+                    m["file"] = "-"
+    data: dict[str, Any] = {
+        "schema": SCHEMA,
+        "generator": f"loglens {VERSION}",
+        "report": report,
+        **extra,
+        "markers": markers,
+    }
+    if redactor is not None:
+        data = {k: (v if k in ("schema", "generator") else redactor.value(k, v))
+                for k, v in data.items()}
+        data["redaction"] = {"enabled": True, "summary": redactor.summary(),
+                             "line": redactor.summary_line()}
+    else:
+        data["redaction"] = {"enabled": False, "summary": [], "line": "off (--no-redact)"}
+    return data
+
+
+def _markers(report: dict[str, Any], col: Collector) -> list[dict[str, Any]]:
+    """The failure and its symptoms, placed in time (their own or their line's inherited)."""
+    out: list[dict[str, Any]] = []
+    root = report.get("root_cause")
+    src = col.sources[0] if col.sources else ""
+    if isinstance(root, dict) and isinstance(root.get("line"), int):
+        file = root.get("file") or src
+        ts = root.get("timestamp") or col.line_ts.get((file, root["line"]))
+        out.append({"kind": "root", "line": root["line"], "rank": root.get("rank"),
+                    "process": root.get("process"), "timestamp": ts, "t": epoch(ts),
+                    "file": file, "label": root.get("category") or "failure"})
+        src = file
+    for s in report.get("symptoms", [])[:60]:
+        if not isinstance(s.get("line"), int):
+            continue
+        ts = col.line_ts.get((src, s["line"]))
+        out.append({"kind": "symptom", "line": s["line"], "rank": s.get("rank"),
+                    "process": None, "timestamp": ts, "t": epoch(ts), "file": src,
+                    "label": s.get("reason") or "symptom"})
+    return out
+
+
+def _rename_stdin(report: dict[str, Any], extra: dict[str, Any], tmp: str) -> None:
+    """Show `-` instead of the spool file's name."""
+    report["file"] = str(report.get("file", "")).replace(tmp, "-")
+    stats = report.get("stats") or {}
+    if isinstance(stats.get("sources"), list):
+        stats["sources"] = ["-" if s == tmp else s for s in stats["sources"]]
+    root = report.get("root_cause")
+    if isinstance(root, dict) and root.get("file") == tmp:
+        root["file"] = "-"
+    sources = extra["timeline"].get("sources", [])
+    extra["timeline"]["sources"] = ["-" if s == tmp else s for s in sources]
+
+
+# ------------------------------------------------------------------------- renderers
+def render_html(data: dict[str, Any]) -> str:
+    """The self-contained HTML page (inline CSS + SVG, no script)."""
+    from .report.html import render_html as _render
+
+    return _render(data)
+
+
+def render_markdown(data: dict[str, Any]) -> str:
+    """The explain Markdown of the (redacted) report, plus a text timeline and redaction note.
+
+    Stays under `MARKDOWN_LIMIT` characters: the appendix is dropped piece by piece when
+    the explain part already used most of the room.
+    """
+    base = render(data["report"], FormatType.MARKDOWN).rstrip("\n") + "\n\n"
+    pieces = []
+    chart = text_timeline(data.get("timeline") or {}, data.get("markers") or [])
+    if chart:
+        pieces.append("#### Timeline chart\n\n" + code_block(chart) + "\n")
+    metrics = _metrics_table(data.get("metrics") or [])
+    if metrics:
+        pieces.append(metrics)
+    env = _env_markdown(data.get("environment") or {})
+    if env:
+        pieces.append(env)
+    red = data.get("redaction") or {}
+    note = ("**Redacted:** " + inline(red.get("line", ""), 600) if red.get("enabled")
+            else "**Redacted:** nothing (report made with `--no-redact`)")
+    tail = note + f"\n\n<sub>{inline(data.get('generator', 'loglens'), 60)} report</sub>\n"
+    room = MARKDOWN_LIMIT - 1 - len(base) - len(tail)
+    body = ""
+    for piece in pieces:
+        if len(body) + len(piece) <= room:
+            body += piece
+    text = base + body + tail
+    if len(text) >= MARKDOWN_LIMIT:  # cannot happen: the explain part stays under 55,000
+        text = text[: MARKDOWN_LIMIT - 200] + "\n\n_(cut)_\n"
+    return text
+
+
+PHASE_LETTERS = {"launch": "l", "dist_init": "d", "weight_load": "w", "compile": "c",
+                 "kv_cache_alloc": "k", "cuda_graph_capture": "g", "warmup": "u",
+                 "ready": "r", "serving": "s", "training": "t", "shutdown": "x"}
+
+
+def lane_label(rank: Any, process: Any) -> str:
+    """`TP3`, `rank 3`, `rank 3 (VllmWorker)`, `main`, `(no rank)` for one lane."""
+    proc = str(process) if process else ""
+    if isinstance(rank, int) and not isinstance(rank, bool):
+        if proc and str(rank) in proc:
+            return proc
+        return f"rank {rank}" + (f" ({proc})" if proc else "")
+    return proc or "(no rank)"
+
+
+def text_timeline(timeline: dict[str, Any], markers: list[dict[str, Any]],
+                  width: int = 60, max_lanes: int = 24) -> str:
+    """A small monospace Gantt chart: one row per lane, one letter per phase."""
+    lanes = [ln for ln in timeline.get("lanes", []) if ln.get("spans")][:max_lanes]
+    if not lanes:
+        return ""
+    use_time = all(s.get("t0") is not None for ln in lanes for s in ln["spans"])
+    lo_hi = [_span_range(s, ln, timeline, use_time) for ln in lanes for s in ln["spans"]]
+    lo = min(a for a, _ in lo_hi)
+    hi = max(b for _, b in lo_hi)
+    root = next((m for m in markers if m["kind"] == "root"), None)
+    root_x = None
+    if root is not None:
+        root_x = root.get("t") if use_time else root.get("line")
+        if root_x is not None:
+            hi = max(hi, root_x)
+            lo = min(lo, root_x)
+    span = (hi - lo) or 1.0
+    letters = dict(PHASE_LETTERS)
+    used: dict[str, str] = {}
+    rows = []
+    label_w = min(max(len(lane_label(ln["rank"], ln["process"])) for ln in lanes), 18)
+    for ln in lanes:
+        cells = [" "] * width
+        for s in ln["spans"]:
+            a, b = _span_range(s, ln, timeline, use_time)
+            i0 = min(width - 1, int((a - lo) / span * (width - 1)))
+            i1 = min(width - 1, max(i0, int((b - lo) / span * (width - 1))))
+            ch = letters.setdefault(s["phase"], _free_letter(s["phase"], letters))
+            used[s["phase"]] = ch
+            for i in range(i0, i1 + 1):
+                cells[i] = ch
+        if root is not None and root_x is not None and _root_on_lane(root, ln):
+            cells[min(width - 1, int((root_x - lo) / span * (width - 1)))] = "X"
+        label = lane_label(ln["rank"], ln["process"])[:label_w]
+        rows.append(f"{label:<{label_w}} |{''.join(cells)}|")
+    left, right = (_clock(lo), _clock(hi)) if use_time else (f"line {int(lo)}", f"line {int(hi)}")
+    axis = f"{'':<{label_w}}  {left}{right:>{max(1, width - len(left))}}"
+    legend = "  ".join(f"{c}={p}" for p, c in used.items())
+    if root is not None and root_x is not None:
+        legend += f"  X=failure (line {root['line']})"
+    hidden = len([ln for ln in timeline.get("lanes", []) if ln.get("spans")]) - len(lanes)
+    more = f"\n({hidden} more lanes not shown)" if hidden > 0 else ""
+    return "\n".join([axis, *rows, "", legend]) + more
+
+
+def _root_on_lane(root: dict[str, Any], lane: dict[str, Any]) -> bool:
+    if root.get("rank") is not None:
+        return bool(lane["rank"] == root["rank"] and (
+            not root.get("process") or not lane["process"] or lane["process"] == root["process"]))
+    return bool(root.get("process") and lane["process"] == root["process"])
+
+
+def _span_range(s: dict[str, Any], lane: dict[str, Any], timeline: dict[str, Any],
+                use_time: bool) -> tuple[float, float]:
+    """Where a span starts and ends on the axis; open spans run to the lane's last event."""
+    if use_time:
+        a = float(s["t0"])
+        b = s.get("t1")
+        if b is None:
+            b = lane.get("last_t") or timeline.get("last_t") or a
+        return a, max(a, float(b))
+    a = float(s["start_line"])
+    end = s.get("end_line") or lane.get("last_line") or timeline.get("last_line") or a
+    return a, max(a, float(end))
+
+
+def _free_letter(phase: str, letters: dict[str, str]) -> str:
+    taken = set(letters.values()) | {"X"}
+    for ch in phase.lower() + "abcdefghijklmnopqrstuvwyz":
+        if ch.isalpha() and ch not in taken:
+            return ch
+    return "?"
+
+
+def _clock(t: float) -> str:
+    return (_dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=t)).strftime("%H:%M:%S")
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return "—"
+    if isinstance(v, float):
+        return f"{v:,.2f}".rstrip("0").rstrip(".") if abs(v) < 1e6 else f"{v:,.0f}"
+    return str(v)
+
+
+def _metrics_table(metrics: list[dict[str, Any]]) -> str:
+    rows = []
+    for chart in metrics:
+        for s in chart["series"][:8]:
+            rows.append(f"| {inline(chart['title'], 40)} | {inline(s['label'], 60)} | "
+                        f"{_fmt(s['min'])} | {_fmt(s['max'])} | {_fmt(s['last'])} | "
+                        f"{inline(s['unit'], 20)} | {s['samples']:,} |")
+    if not rows:
+        return ""
+    head = ("<details><summary>Metrics over time (min / max / last)</summary>\n\n"
+            "| chart | series | min | max | last | unit | samples |\n"
+            "|---|---|---:|---:|---:|---|---:|\n")
+    return head + "\n".join(rows) + "\n\n</details>\n\n"
+
+
+def _env_markdown(env: dict[str, Any]) -> str:
+    rows = []
+    if env.get("model"):
+        rows.append(f"| model | {inline(env['model'], 120)} |")
+    for v in env.get("versions", [])[:20]:
+        rows.append(f"| {inline(v['name'], 40)} | {inline(v['value'], 80)} |")
+    for g in env.get("gpus", [])[:8]:
+        ids = f" (GPU {inline(g['ids'], 40)})" if g.get("ids") else ""
+        rows.append(f"| GPU | {inline(g['name'], 80)}{ids} |")
+    args = env.get("args") or {}
+    shown = [k for k in IMPORTANT_ARGS if k in args and args[k] not in (None, "", [], {})]
+    for k in shown[:20]:
+        rows.append(f"| {code(k, 40)} | {inline(_arg_text(args[k]), 120)} |")
+    if not rows:
+        return ""
+    return ("<details><summary>Environment</summary>\n\n| item | value |\n|---|---|\n"
+            + "\n".join(rows) + "\n\n</details>\n\n")
+
+
+def _arg_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool) or value is None:
+        return str(value)
+    if isinstance(value, int | float):
+        return _fmt(value) if isinstance(value, float) else str(value)
+    return repr(value)

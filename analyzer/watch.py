@@ -1,0 +1,1306 @@
+"""`loglens watch`: follow a starting server's log and tell slow from stuck from dead, fast.
+
+Shell loops around a bring-up get it wrong both ways: `grep -i error` kills healthy servers over a
+harmless WARNING, `sleep 600 && tail` notices a crash ten minutes late, and a health-check loop
+cannot tell "still loading" from "the process is gone". This module runs the same streaming
+pipeline as `explain` (framing -> blocks -> analyzer) on a followed file, so a line only counts as
+fatal when the root-cause engine says so, and it decides as soon as the evidence is in:
+
+* exit 0 (ready): a ready marker was seen (and, with a health URL, the endpoint answers 200);
+* exit 1 (failed): the engine found a root cause (printed like `explain`, within about a second
+  of the fatal line; the cascade gets up to `settle` seconds to offer a better root cause), or
+  the watched process exited before ready;
+* exit 3 (stalled / timed out): no output for the stall threshold of the current phase (or
+  `--stall`), or `--timeout` elapsed. The report says where every rank stopped and whether the
+  process is alive and burning CPU.
+
+Blocks (tracebacks) are only emitted by the assembler once the next record closes them; a dying
+process often writes nothing after its traceback, so when the file goes quiet (or a block stays
+open) the watcher analyses a *shadow copy* of the state with the open blocks closed provisionally.
+The real state is never mutated by such a peek, so the final analysis equals `explain`'s.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import copy
+import hashlib
+import json
+import math
+import os
+import re
+import statistics
+import sys
+import threading
+import time
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections import deque
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any, TextIO
+
+from . import signatures
+from .analysis.engine import Analyzer
+from .analysis.phases import Key
+from .api import Input, build_report
+from .blocks import PROGRESS, Assembler, line_event
+from .follow import Follower, Notice
+from .framing import Framer, strip_ansi
+from .model import Event, SourceLine
+from .report import FormatType, human_duration, line_text, render
+from .signatures import PHASE_ORDER, Knowledge
+from .sources import Source
+
+EXIT_READY, EXIT_FAILED, EXIT_STALLED = 0, 1, 3
+
+POLL = 0.1  # seconds between polls of the file
+QUIET_PEEK = 0.3  # analyse open blocks provisionally after this long without output
+SETTLE = 2.0  # after a fatal line, wait at most this long for a better root cause
+SETTLE_QUIET = 1.0  # ... or until the log has been quiet this long
+HEALTH_INTERVAL = 0.5
+HEALTH_TIMEOUT = 2.0
+SGLANG_WARMUP_GRACE = 60.0  # SGLang's HTTP app is up before its warmup request; wait for it
+CPU_SAMPLE = 1.0
+LAST_LINES = 10
+RING_LINES = 5000  # recent lines kept for the report's excerpts (robust to rotation)
+HISTORY_RUNS = 20
+MAX_ROWS = 16  # rank rows in the live table
+
+# Default stall thresholds (seconds without any output) per phase. Generous: a 1T-parameter
+# checkpoint on network storage or a cold torch.compile can be silent for many minutes, and a
+# false "stalled" kills a healthy server just like a false "error" does.
+ADAPTIVE_STALL: dict[str | None, float] = {
+    None: 300.0, "launch": 300.0, "dist_init": 300.0, "weight_load": 900.0, "compile": 1200.0,
+    "kv_cache_alloc": 300.0, "cuda_graph_capture": 900.0, "warmup": 600.0, "ready": 300.0,
+    "serving": 300.0, "shutdown": 120.0,
+}
+STRONG_READY = {"sglang": "sglang.ready"}  # systems whose generic HTTP-ready comes before warmup
+DURATION = re.compile(r"^(?:(\d+):)?(\d+):(\d+)$")
+BAR_DETAIL = re.compile(r"\s*\([^)]*\)")  # "Capturing batches (bs=384 avail_mem=12.71 GB)"
+JOB_PHASES = tuple(p for p in PHASE_ORDER if p not in ("ready", "serving"))
+
+
+# --------------------------------------------------------------------------- small helpers
+def _tqdm_seconds(text: str | None) -> float | None:
+    """tqdm's `MM:SS` / `H:MM:SS`; None for `?` or `??:??`."""
+    if not text:
+        return None
+    m = DURATION.match(text.strip())
+    if not m:
+        return None
+    h, mi, s = int(m.group(1) or 0), int(m.group(2)), int(m.group(3))
+    return float(h * 3600 + mi * 60 + s)
+
+
+def _tqdm_rate(text: str | None) -> float | None:
+    """Items per second from `4.90s/it` or `2.77it/s`; None when tqdm does not know yet."""
+    if not text:
+        return None
+    m = re.match(r"\s*([\d.]+)\s*(s/it|it/s)", text)
+    if not m:
+        return None
+    try:
+        value = float(m.group(1))
+    except ValueError:
+        return None
+    if value <= 0:
+        return None
+    return value if m.group(2) == "it/s" else 1.0 / value
+
+
+def _parse_ts(ts: str | None) -> datetime | None:
+    if not ts or ts.startswith("-"):
+        return None
+    try:
+        return datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+
+
+def _show(text: str, limit: int = 160) -> str:
+    """Log text made safe for any output: no ANSI, no control characters, bounded length.
+
+    A tqdm line redrawn with `\r` shows only its newest state, as a terminal would."""
+    text = strip_ansi(text)
+    if "\r" in text:
+        states = [s for s in text.split("\r") if s.strip()]
+        text = states[-1] if states else ""
+    return line_text(text, limit)
+
+
+def _label(key: Key) -> str:
+    rank, process = key
+    if process and process != "main":
+        return process if rank is None or str(rank) in process else f"{process} (rank {rank})"
+    if rank is not None:
+        return f"rank {rank}"
+    return process or "log"
+
+
+def _phase_order(phase: str | None) -> int:
+    return PHASE_ORDER.index(phase) if phase in PHASE_ORDER else -1
+
+
+def default_history_dir() -> Path:
+    """`$XDG_CACHE_HOME/loglens/history`, else `~/.cache/loglens/history`."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base) / "loglens" / "history"
+
+
+# --------------------------------------------------------------------------- progress
+@dataclass
+class Progress:
+    """One progress bar (checkpoint shards, CUDA graph batches) as last seen."""
+
+    desc: str
+    n: int
+    total: int
+    seen: float  # monotonic time of the update
+    rate: float | None = None  # items per second (tqdm's own, which is in log time)
+    remaining: float | None = None  # seconds left at `seen`
+    key: Key | None = None
+    phase: str | None = None
+
+    @property
+    def percent(self) -> int:
+        return int(100 * self.n / self.total) if self.total else 0
+
+    def eta(self, now: float) -> float | None:
+        """Seconds left now: tqdm's estimate at the update, minus the time since."""
+        if self.n >= self.total:
+            return 0.0
+        left = self.remaining
+        if left is None and self.rate:
+            left = (self.total - self.n) / self.rate
+        return None if left is None else max(left - (now - self.seen), 0.0)
+
+    def rate_text(self) -> str:
+        if not self.rate:
+            return "—"
+        return f"{self.rate:.2f} it/s" if self.rate >= 1 else f"{1 / self.rate:.2f} s/it"
+
+    def as_record(self, now: float) -> dict[str, Any]:
+        eta = self.eta(now)
+        return {"desc": self.desc, "n": self.n, "total": self.total, "percent": self.percent,
+                "items_per_second": self.rate,
+                "eta_seconds": None if eta is None else round(eta, 1), "phase": self.phase}
+
+    def text(self, now: float) -> str:
+        eta = self.eta(now)
+        parts = [f"{self.desc or 'progress'} {self.n}/{self.total} ({self.percent}%)"]
+        if self.rate:
+            parts.append(self.rate_text())
+        if eta is not None and self.n < self.total:
+            parts.append(f"ETA {human_duration(eta)}")
+        return " · ".join(parts)
+
+
+def progress_from_fields(fields: dict[str, Any], seen: float) -> Progress:
+    """A Progress from the fields `blocks.line_event` parsed out of a tqdm line."""
+    elapsed = _tqdm_seconds(fields.get("elapsed"))
+    n, total = int(fields.get("n", 0)), int(fields.get("total", 0))
+    rate = _tqdm_rate(fields.get("rate"))
+    if rate is None and elapsed and n:
+        rate = n / elapsed
+    remaining = _tqdm_seconds(fields.get("remaining"))
+    desc = BAR_DETAIL.sub("", str(fields.get("desc") or "")).rstrip(":").strip()
+    return Progress(desc=desc, n=n, total=total, seen=seen, rate=rate, remaining=remaining)
+
+
+def progress_from_text(text: str, seen: float) -> Progress | None:
+    """The newest progress state in an unterminated line (a tqdm bar still being redrawn)."""
+    states = [s for s in strip_ansi(text).split("\r") if s.strip()]
+    for state in reversed(states[-3:]):
+        m = PROGRESS.search(state)
+        if m:
+            g = m.groupdict()
+            return progress_from_fields({"desc": (g["desc"] or "").strip(), "n": g["n"],
+                                         "total": g["total"], "elapsed": g["elapsed"],
+                                         "remaining": g["remaining"], "rate": g["rate"]}, seen)
+    return None
+
+
+# --------------------------------------------------------------------------- history
+class History:
+    """Phase durations of earlier starts, per model + TP size, as small JSON files.
+
+    So the next start can say "weight loading usually takes 5m13s here; 3m02s so far". A
+    corrupt or unreadable file is ignored (and replaced on the next write): history is a hint,
+    never a reason to fail.
+    """
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+
+    def _path(self, key: str) -> Path:
+        slug = re.sub(r"[^\w.-]+", "_", key).strip("_")[-60:]
+        digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:12]
+        return self.directory / f"{slug}-{digest}.json"
+
+    def runs(self, key: str) -> list[dict[str, Any]]:
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return []
+        runs = data.get("runs") if isinstance(data, dict) else None
+        return [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
+
+    def typical(self, key: str) -> dict[str, float]:
+        """Median duration per phase over the remembered runs."""
+        seen: dict[str, list[float]] = {}
+        for run in self.runs(key):
+            phases = run.get("phases")
+            if not isinstance(phases, dict):
+                continue
+            for phase, secs in phases.items():
+                if isinstance(secs, int | float) and math.isfinite(secs) and secs >= 0:
+                    seen.setdefault(str(phase), []).append(float(secs))
+        return {p: statistics.median(v) for p, v in seen.items()}
+
+    def record(self, key: str, phases: dict[str, float], outcome: str) -> None:
+        """Append one run; failures to write are ignored (read-only home, full disk)."""
+        if not phases:
+            return
+        runs = self.runs(key)
+        runs.append({"finished": datetime.now().isoformat(timespec="seconds"),
+                     "outcome": outcome, "phases": {p: round(s, 1) for p, s in phases.items()}})
+        data = {"key": key, "runs": runs[-HISTORY_RUNS:]}
+        path = self._path(key)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+            os.replace(tmp, path)
+        except OSError:
+            pass
+
+
+# --------------------------------------------------------------------------- process
+class ProcessWatch:
+    """Is the watched process (tree) alive, and is it using CPU? From /proc, polled."""
+
+    def __init__(self, pid: int) -> None:
+        self.pid = pid
+        self.samples: deque[tuple[float, float]] = deque(maxlen=30)  # (monotonic, cpu seconds)
+        self.last_sample = -math.inf
+        self._tick = float(os.sysconf("SC_CLK_TCK")) if hasattr(os, "sysconf") else 100.0
+
+    @staticmethod
+    def _stat(pid: int) -> list[str] | None:
+        try:
+            raw = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            return None
+        return raw[raw.rfind(")") + 2:].split()
+
+    def alive(self) -> bool:
+        """Running (a zombie counts as exited: its parent just has not reaped it yet)."""
+        if Path("/proc/self/stat").exists():
+            fields = self._stat(self.pid)
+            return fields is not None and fields[0] not in ("Z", "X", "x")
+        try:
+            os.kill(self.pid, 0)
+        except ProcessLookupError:
+            return False
+        except PermissionError:
+            return True
+        return True
+
+    def _tree_cpu(self) -> float | None:
+        """utime+stime of the process and its descendants (servers work in child processes)."""
+        own = self._stat(self.pid)
+        if own is None:
+            return None
+        children: dict[int, list[int]] = {}
+        ticks: dict[int, float] = {}
+        try:
+            entries = [e for e in os.listdir("/proc") if e.isdigit()]
+        except OSError:
+            entries = []
+        for entry in entries:
+            st = self._stat(int(entry))
+            if st is None or len(st) < 13:
+                continue
+            pid = int(entry)
+            children.setdefault(int(st[1]), []).append(pid)
+            ticks[pid] = float(st[11]) + float(st[12])
+        total, todo, seen = 0.0, [self.pid], set()
+        while todo:
+            pid = todo.pop()
+            if pid in seen:
+                continue
+            seen.add(pid)
+            total += ticks.get(pid, 0.0)
+            todo.extend(children.get(pid, []))
+        if self.pid not in ticks:
+            total += float(own[11]) + float(own[12])
+        return total / self._tick
+
+    def sample(self, now: float) -> None:
+        if now - self.last_sample < CPU_SAMPLE:
+            return
+        self.last_sample = now
+        cpu = self._tree_cpu()
+        if cpu is not None:
+            self.samples.append((now, cpu))
+
+    def cpu_percent(self) -> float | None:
+        """CPU use of the tree over the last few samples (100 = one core)."""
+        if len(self.samples) < 2:
+            return None
+        (t0, c0), (t1, c1) = self.samples[max(0, len(self.samples) - 6)], self.samples[-1]
+        return None if t1 <= t0 else max(0.0, 100.0 * (c1 - c0) / (t1 - t0))
+
+    def record(self) -> dict[str, Any]:
+        cpu = self.cpu_percent()
+        return {"pid": self.pid, "alive": self.alive(),
+                "cpu_percent": None if cpu is None else round(cpu, 1)}
+
+    def text(self) -> str:
+        rec = self.record()
+        if not rec["alive"]:
+            return f"process {self.pid}: not running"
+        cpu = rec["cpu_percent"]
+        if cpu is None:
+            return f"process {self.pid}: alive (CPU use not measured yet)"
+        busy = "busy: working, or spinning in a wait" if cpu >= 5 else "idle: likely blocked"
+        return f"process {self.pid}: alive, {cpu:.0f}% CPU (process tree) — {busy}"
+
+
+# --------------------------------------------------------------------------- health
+class HealthProbe:
+    """Polls a health URL in a background thread so a slow endpoint never delays a verdict."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.status: int | None = None
+        self.error: str | None = None
+        self.checks = 0
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+        host = urllib.parse.urlsplit(url).hostname or ""
+        handlers: list[urllib.request.BaseHandler] = []
+        if host in ("localhost", "127.0.0.1", "::1") or host.startswith("127."):
+            handlers.append(urllib.request.ProxyHandler({}))  # a local server: never via a proxy
+        self._opener = urllib.request.build_opener(*handlers)
+
+    def start(self) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="loglens-health", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    def check(self) -> None:
+        """One bounded request."""
+        try:
+            with self._opener.open(self.url, timeout=HEALTH_TIMEOUT) as resp:
+                self.status, self.error = int(resp.status), None
+        except urllib.error.HTTPError as exc:
+            self.status, self.error = int(exc.code), None
+        except (urllib.error.URLError, OSError, ValueError) as exc:
+            reason = getattr(exc, "reason", exc)
+            self.status, self.error = None, str(reason)[:200]
+        self.checks += 1
+
+    def _loop(self) -> None:
+        while not self._stop.is_set():
+            self.check()
+            self._stop.wait(HEALTH_INTERVAL)
+
+    def record(self) -> dict[str, Any]:
+        return {"url": self.url, "status": self.status, "error": self.error}
+
+    def text(self) -> str:
+        if self.status is not None:
+            return f"{self.url} answered {self.status}"
+        if self.error:
+            return f"{self.url}: {self.error}"
+        return f"{self.url}: not checked yet"
+
+
+# --------------------------------------------------------------------------- pipeline parts
+class PeekAssembler(Assembler):
+    """An assembler that can say what it would emit if the input ended now, without closing."""
+
+    def pending(self) -> bool:
+        return bool(self.open or self._heap)
+
+    def peek(self) -> list[Event]:
+        """Copies of the held single lines plus the open blocks closed provisionally."""
+        evs = [copy.deepcopy(item[2]) for item in self._heap]
+        for block in self.open.values():
+            ev, leftover = block.close()  # close() builds a new event; the block stays open
+            evs.append(ev)
+            evs.extend(line_event(f) for f in leftover)
+        evs.sort(key=lambda e: e.line_start)
+        return evs
+
+
+class RingSource(Source):
+    """The recent lines as a `Source`, so `build_report` can cut excerpts after a rotation."""
+
+    def __init__(self, name: str, path: Path, ring: deque[SourceLine]) -> None:
+        super().__init__(name, path)
+        self._ring = ring
+
+    def lines(self) -> Iterator[SourceLine]:
+        yield from list(self._ring)
+
+
+@dataclass
+class RankRow:
+    """One rank/process as the live table and the stall report show it."""
+
+    key: Key
+    label: str
+    phase: str | None
+    phase_seconds: float | None
+    last_line: int | None
+    last_text: str
+    last_age: float | None
+
+    def record(self) -> dict[str, Any]:
+        return {"rank": self.key[0], "process": self.key[1], "phase": self.phase,
+                "phase_seconds": None if self.phase_seconds is None
+                else round(self.phase_seconds, 1),
+                "last_line": self.last_line, "last_text": _show(self.last_text, 300),
+                "last_age_seconds": None if self.last_age is None else round(self.last_age, 1)}
+
+
+@dataclass
+class WatchOptions:
+    """What `loglens watch` was asked to do."""
+
+    path: str
+    pid: int | None = None
+    health_url: str | None = None
+    timeout: float | None = None
+    stall: float | None = None
+    history_dir: Path | None = None  # None: no history
+    rules: Sequence[str] = ()
+    poll: float = POLL
+    quiet_peek: float = QUIET_PEEK
+    settle: float = SETTLE
+    warmup_grace: float = SGLANG_WARMUP_GRACE
+
+
+@dataclass
+class Failure:
+    """A fatal error the engine found, while the cascade settles."""
+
+    first_seen: float
+    root: tuple[int, str]
+    report: dict[str, Any]
+
+
+@dataclass
+class Verdict:
+    code: int
+    record: dict[str, Any]
+    text: str
+    details: list[str] = field(default_factory=list)
+
+
+def _is_failure(result: dict[str, Any]) -> bool:
+    """Only a root cause the engine found in the log fails the watch.
+
+    `hang` from silence (everyone still in dist_init) is how the engine describes a log that
+    *ended*; a live log that is merely quiet is the stall logic's business, not a failure.
+    """
+    root = result["root"]
+    if root is None or result["verdict"] not in ("crash", "hang"):
+        return False
+    return any(f is root for f in result["findings"])
+
+
+# --------------------------------------------------------------------------- the watcher
+class Watch:
+    """The watch loop: follow, analyse incrementally, emit state changes, decide."""
+
+    def __init__(self, opts: WatchOptions, out: Output) -> None:
+        self.opts = opts
+        self.out = out
+        self.knowledge: Knowledge = signatures.load(list(opts.rules))
+        self._memo_base: dict[int, Any] = {id(self.knowledge): self.knowledge}
+        for sig in self.knowledge.signatures:
+            self._memo_base[id(sig)] = sig
+        for mk in self.knowledge.markers:
+            self._memo_base[id(mk)] = mk
+        self.name = opts.path
+        self.follower = Follower(opts.path, name=opts.path)
+        self.history = History(opts.history_dir) if opts.history_dir else None
+        self.process = ProcessWatch(opts.pid) if opts.pid is not None else None
+        self.health = HealthProbe(opts.health_url) if opts.health_url else None
+        self.started = time.monotonic()
+        self._reset()
+        # Pay one-off costs (grammar compilation, the text renderer's imports) now, not in
+        # the second after a fatal line.
+        Framer().frame(SourceLine(1, "[2026-01-01 00:00:00 TP0] warm up", "-"))
+        if not isinstance(out, JsonOutput):
+            import analyzer.report.text  # noqa: F401
+
+    # -- state -----------------------------------------------------------------------------
+    def _reset(self) -> None:
+        """A new run in the file (rotation/truncation): forget everything about the old one."""
+        year = None
+        with contextlib.suppress(OSError):
+            year = datetime.fromtimestamp(os.stat(self.opts.path).st_mtime).year
+        self.framer = Framer(year)
+        self.asm = PeekAssembler()
+        self.analyzer = Analyzer(self.knowledge)
+        self.ring: deque[SourceLine] = deque(maxlen=RING_LINES)
+        self.lines = 0
+        self.version = 0  # bumped per fed line: a cache key for the shadow analysis
+        self.last_ts: str | None = None
+        self.anchor: tuple[datetime, float] | None = None  # (log time, monotonic) of newest ts
+        self.key_seen: dict[Key, float] = {}
+        self.progress: dict[tuple[str, int], Progress] = {}
+        self.progress_bucket: dict[tuple[str, int], int] = {}
+        self.warned: set[str] = set()
+        self.config_key: str | None = None
+        self.config_announced = False
+        self.typical: dict[str, float] = {}
+        self.job_phase: str | None = None
+        self.job_phase_since: float = time.monotonic()
+        self.failure: Failure | None = None
+        self.ready_since: float | None = None  # weak (pre-warmup) ready seen at
+        self.health_announced: tuple[int | None, str | None] | None = None
+        self.pending_since: float | None = None
+        self.shadow: tuple[int, Analyzer, dict[str, Any]] | None = None  # peeked, per version
+        self.plain: tuple[int, Analyzer, dict[str, Any]] | None = None  # per findings count
+        self.last_output = max(self.follower.last_data, time.monotonic())
+        self.partial_seen = ""
+
+    def elapsed(self) -> float:
+        return time.monotonic() - self.started
+
+    def _log_now(self, now: float) -> datetime | None:
+        if self.anchor is None:
+            return None
+        ts, mono = self.anchor
+        return ts + timedelta(seconds=now - mono)
+
+    # -- main loop ---------------------------------------------------------------------------
+    def run(self) -> int:
+        """Follow until a verdict; return its exit code."""
+        self.out.start(self)
+        self.out.event({"event": "start", "file": self.name, "pid": self.opts.pid,
+                        "health_url": self.opts.health_url, "timeout": self.opts.timeout,
+                        "stall": self.opts.stall},
+                       f"watching {self.name}" + (f" (pid {self.opts.pid})" if self.opts.pid
+                                                  else ""))
+        verdict: Verdict | None = None
+        try:
+            while verdict is None:
+                now = time.monotonic()
+                self.step(now)
+                verdict = self.decide(now)
+                if verdict is None:
+                    self.out.refresh(self, now)
+                    time.sleep(self.opts.poll)
+            self._remember(verdict)
+            self.out.verdict(verdict)
+        finally:
+            if self.health:
+                self.health.stop()
+            self.follower.close()
+            self.out.stop()
+        return verdict.code
+
+    def step(self, now: float) -> None:
+        """Read what arrived, feed it through the pipeline, announce what changed."""
+        before = self.follower.last_data
+        first_open = not self.follower.is_open and self.follower.generation == 0
+        for item in self.follower.poll():
+            if isinstance(item, Notice):
+                self._notice(item, now)
+            else:
+                self._line(item, now)
+        if self.follower.last_data != before:
+            self.last_output = self.follower.last_data
+            if first_open and self.follower.is_open and self.follower.initial_size:
+                self._date_backlog(now)
+        partial = self.follower.partial
+        if partial and partial != self.partial_seen:
+            self.partial_seen = partial
+            prog = progress_from_text(partial, now)
+            if prog is not None:
+                self._progress(prog, None, now)
+        if self.process:
+            self.process.sample(now)
+        self._announce(now)
+
+    def _date_backlog(self, now: float) -> None:
+        """Lines that were in the file before we started were not written "now".
+
+        The file's mtime says when the newest was written; log timestamps place the others
+        relative to it. So attaching to a log that has been silent for 20 minutes reports it
+        as silent for 20 minutes, not since the watch started.
+        """
+        try:
+            age = max(0.0, time.time() - os.stat(self.opts.path).st_mtime)
+        except OSError:
+            return
+        written = now - age
+        self.last_output = min(self.last_output, written)
+        newest = self.anchor[0] if self.anchor else None
+        if newest is not None:
+            self.anchor = (newest, written)
+        for key, (_line, ts, _text) in self.analyzer.phases.last_line.items():
+            parsed = _parse_ts(ts)
+            lag = (newest - parsed).total_seconds() if newest and parsed else 0.0
+            self.key_seen[key] = written - max(lag, 0.0)
+
+    # -- input -------------------------------------------------------------------------------
+    def _notice(self, notice: Notice, now: float) -> None:
+        if notice.kind in ("rotated", "truncated"):
+            self._reset()
+            self.last_output = now
+        self.out.event({"event": "file", "state": notice.kind, "detail": notice.detail},
+                       f"file {notice.kind}: {notice.detail}")
+
+    def _line(self, line: SourceLine, now: float) -> None:
+        if self.ring and self.ring[-1].lineno == line.lineno:
+            self.ring[-1] = line  # a provisional partial line, now longer or complete
+        else:
+            self.ring.append(line)
+        self.lines = max(self.lines, line.lineno)
+        self.version += 1
+        for ev in self.asm.feed(self.framer.frame(line)):
+            self._event(ev, now)
+        if self.asm.pending():
+            if self.pending_since is None:
+                self.pending_since = now
+        else:
+            self.pending_since = None
+
+    def _event(self, ev: Event, now: float) -> None:
+        ev.source = self.name
+        if ev.timestamp is None and self.last_ts is not None:
+            ev.timestamp, ev.timestamp_inferred = self.last_ts, True
+        elif ev.timestamp is not None:
+            self.last_ts = ev.timestamp
+            parsed = _parse_ts(ev.timestamp)
+            if parsed is not None and (self.anchor is None or parsed >= self.anchor[0]):
+                self.anchor = (parsed, now)
+        self.analyzer.feed(ev)
+        key = self.analyzer.phases.key(ev)
+        self.key_seen[key] = now
+        if ev.kind == "progress" and "n" in ev.fields:
+            self._progress(progress_from_fields(ev.fields, now), key, now)
+
+    def _progress(self, prog: Progress, key: Key | None, now: float) -> None:
+        prog.key = key
+        prog.phase = self.job_phase
+        ident = (prog.desc, prog.total)
+        self.progress[ident] = prog
+        bucket = min(prog.percent // 25, 4)
+        if self.progress_bucket.get(ident) != bucket:
+            self.progress_bucket[ident] = bucket
+            self.out.event({"event": "progress", **prog.as_record(now)},
+                           f"progress {prog.text(now)}")
+
+    # -- analysis ----------------------------------------------------------------------------
+    def _copy(self, analyzer: Analyzer) -> Analyzer:
+        """A deep copy sharing the (immutable, large) knowledge."""
+        return copy.deepcopy(analyzer, dict(self._memo_base))
+
+    def assess(self, now: float, *, force_peek: bool = False) -> tuple[Analyzer, dict[str, Any]]:
+        """The current analysis, with open blocks closed provisionally when the log is quiet.
+
+        Returns (analyzer to report from, result). `result()` mutates findings, so it always
+        runs on a copy; without a peek it is recomputed only when findings were added (nothing
+        else can change whether a root cause exists).
+        """
+        held = now - self.pending_since if self.pending_since is not None else 0.0
+        peek = self.asm.pending() and (force_peek or held >= self.opts.quiet_peek
+                                       or now - self.last_output >= self.opts.quiet_peek)
+        if peek:
+            if self.shadow is not None and self.shadow[0] == self.version:
+                return self.shadow[1], self.shadow[2]
+            shadow = self._copy(self.analyzer)
+            last = self.last_ts
+            for ev in self.asm.peek():
+                ev.source = self.name
+                if ev.timestamp is None and last is not None:
+                    ev.timestamp, ev.timestamp_inferred = last, True
+                elif ev.timestamp is not None:
+                    last = ev.timestamp
+                shadow.feed(ev)
+            result = shadow.result()
+            self.shadow = (self.version, shadow, result)
+            return shadow, result
+        count = len(self.analyzer.findings)
+        if self.plain is None or self.plain[0] != count:
+            assessed = self._copy(self.analyzer)
+            self.plain = (count, assessed, assessed.result())
+        return self.analyzer, self.plain[2]
+
+    def report(self, analyzer: Analyzer, result: dict[str, Any]) -> dict[str, Any]:
+        """The explain report (same JSON contract) of the current state."""
+        src = RingSource(self.name, Path(self.opts.path), self.ring)
+        src.stats.lines = self.lines
+        return build_report(analyzer, result, [Input(src, None)], excerpts=True)
+
+    def _ready(self, view: Analyzer, now: float) -> tuple[bool, int | None, str]:
+        """Ready marker seen? SGLang's HTTP app is up before its warmup: wait for the real one."""
+        ph = view.phases
+        ids = {mid for mid, _ in ph.hits[-2000:]}
+        systems = {mid.split(".", 1)[0] for mid in ids}
+        for system, strong in STRONG_READY.items():
+            if system in systems:
+                line = next((ln for mid, ln in ph.hits if mid == strong), None)
+                if line is not None:
+                    return True, line, "ready marker"
+                if ph.ready_line is not None:
+                    if self.ready_since is None:
+                        self.ready_since = now
+                        self.out.event({"event": "phase", "phase": "warmup", "line": ph.ready_line,
+                                        "detail": "HTTP server up; waiting for the warmup request"},
+                                       f"HTTP server up (line {ph.ready_line}); waiting for "
+                                       "SGLang's warmup to finish")
+                    if now - self.ready_since >= self.opts.warmup_grace:
+                        return True, ph.ready_line, (
+                            f"HTTP server up and no failure for {self.opts.warmup_grace:.0f}s")
+                return False, None, ""
+        if ph.ready_line is not None:
+            return True, ph.ready_line, "ready marker"
+        if ph.serving_line is not None:
+            return True, ph.serving_line, "serving"
+        return False, None, ""
+
+    # -- announcements -----------------------------------------------------------------------
+    def _announce(self, now: float) -> None:
+        """State changes since the last step: config, phase, warnings."""
+        view = self.view(now)
+        self._announce_config(view)
+        phase = self._job_phase(view)
+        if phase != self.job_phase and phase is not None:
+            prev, prev_since = self.job_phase, self.job_phase_since
+            self.job_phase, self.job_phase_since = phase, now
+            durations = self.durations(view)
+            took = durations.get(prev) if prev else None
+            if took is None and prev:
+                took = now - prev_since
+            typical = self.typical.get(phase)
+            ranks = [k for k, spans in view.phases.spans.items() if spans
+                     and spans[-1].phase == phase]
+            bits = [f"phase {phase}"]
+            if prev:
+                bits.append(f"{prev} took {human_duration(took)}")
+            if typical is not None:
+                bits.append(f"{phase} usually takes {human_duration(typical)} here")
+            self.out.event({"event": "phase", "phase": phase, "previous": prev,
+                            "previous_seconds": None if took is None else round(took, 1),
+                            "typical_seconds": typical,
+                            "ranks": [_label(k) for k in ranks]}, " · ".join(bits))
+        warnings = dict(view.warnings)
+        if self.plain is not None:  # result() turns errors the server survived into warnings
+            warnings.update({k: w for k, w in self.plain[1].warnings.items() if k not in warnings})
+        for key, w in warnings.items():
+            if key in self.warned:
+                continue
+            self.warned.add(key)
+            benign = bool(w["benign"] and w["id"])
+            tag = f"benign ({w['id']})" if benign else "not known to be harmful or fatal; check it"
+            self.out.event({"event": "warning", "line": w["line"], "benign": benign,
+                            "signature": w["id"], "text": _show(w["text"], 400)},
+                           f"warning L{w['line']} {tag}: {_show(w['text'], 140)}")
+
+    def _announce_config(self, view: Analyzer) -> None:
+        if self.config_announced:
+            return
+        cfg = view.config
+        model = cfg.get("model_path") or cfg.get("model") or cfg.get("model_tag")
+        if not model:
+            return
+        self.config_announced = True
+        tp = cfg.get("tp_size") or cfg.get("tensor_parallel_size") or 1
+        pp = cfg.get("pp_size") or cfg.get("pipeline_parallel_size") or 1
+        self.config_key = f"{model}|tp{tp}" + (f"|pp{pp}" if pp != 1 else "")
+        if self.history is not None:
+            self.typical = self.history.typical(self.config_key)
+        hint = ", ".join(f"{p} ~{human_duration(s)}" for p, s in
+                         sorted(self.typical.items(), key=lambda x: _phase_order(x[0])))
+        self.out.event({"event": "config", "model": str(model), "tp": tp, "pp": pp,
+                        "history": self.typical},
+                       f"config: model {model} · tp {tp}" + (f" · pp {pp}" if pp != 1 else "")
+                       + (f" · earlier starts here: {hint}" if hint else ""))
+
+    def view(self, now: float) -> Analyzer:
+        """The freshest state for display: a peeked shadow if one is current, else the real one."""
+        if self.shadow is not None and self.shadow[0] == self.version:
+            return self.shadow[1]
+        return self.analyzer
+
+    @staticmethod
+    def _job_phase(view: Analyzer) -> str | None:
+        """The furthest start-up phase any rank/process reached (by the lifecycle order).
+
+        Not "the latest marker": ranks interleave, and a launcher process stays in `launch`
+        while its workers load weights, so the job would seem to flip back and forth."""
+        reached = {s.phase for spans in view.phases.spans.values() for s in spans}
+        known = [p for p in reached if p in JOB_PHASES]  # serving lines come during warmup too
+        return max(known, key=JOB_PHASES.index) if known else None
+
+    def durations(self, view: Analyzer) -> dict[str, float]:
+        """Job-level duration of each finished phase, in log time (first start to last end)."""
+        starts: dict[str, datetime] = {}
+        ends: dict[str, datetime] = {}
+        spans_by_key = view.phases.spans
+        ranked = [k for k in spans_by_key if k[0] is not None]  # the launcher sits in "launch"
+        for key in ranked or list(spans_by_key):
+            spans = spans_by_key[key]
+            for span in spans:
+                start, end = _parse_ts(span.start), _parse_ts(span.end)
+                if start is None or end is None or not span.ended:
+                    continue
+                if span.phase not in starts or start < starts[span.phase]:
+                    starts[span.phase] = start
+                if span.phase not in ends or end > ends[span.phase]:
+                    ends[span.phase] = end
+        return {p: (ends[p] - starts[p]).total_seconds() for p in starts
+                if p not in ("ready", "serving", "shutdown")}
+
+    def phase_elapsed(self, view: Analyzer, phase: str | None, now: float) -> float | None:
+        """How long the job has been in `phase`: log time where the log has timestamps."""
+        if phase is None:
+            return None
+        log_now = self._log_now(now)
+        starts = [_parse_ts(s[-1].start) for s in view.phases.spans.values()
+                  if s and s[-1].phase == phase]
+        known = [s for s in starts if s is not None]
+        if log_now is not None and known:
+            return max((log_now - min(known)).total_seconds(), 0.0)
+        return now - self.job_phase_since
+
+    def rows(self, view: Analyzer, now: float) -> list[RankRow]:
+        """Per rank/process: phase, time in it, last line and its age."""
+        out = []
+        log_now = self._log_now(now)
+        ph = view.phases
+        for key in sorted(ph.spans, key=lambda k: (k[0] is None, k[0] or 0, k[1] or "")):
+            spans = ph.spans[key]
+            span = spans[-1] if spans else None
+            phase_secs = None
+            if span is not None:
+                start = _parse_ts(span.start)
+                if log_now is not None and start is not None and not span.ended:
+                    phase_secs = max((log_now - start).total_seconds(), 0.0)
+                elif span.ended and span.end and span.start:
+                    s, e = _parse_ts(span.start), _parse_ts(span.end)
+                    phase_secs = (e - s).total_seconds() if s and e else None
+            last = ph.last_line.get(key)
+            seen = self.key_seen.get(key)
+            out.append(RankRow(key=key, label=_label(key), phase=span.phase if span else None,
+                               phase_seconds=phase_secs, last_line=last[0] if last else None,
+                               last_text=last[2] if last else "",
+                               last_age=None if seen is None else max(now - seen, 0.0)))
+        return out
+
+    def stall_threshold(self, view: Analyzer) -> tuple[float, str]:
+        """Seconds of silence that mean stuck in the current phase, and why that many."""
+        if self.opts.stall is not None:
+            return self.opts.stall, "--stall"
+        phase = self.job_phase
+        base = ADAPTIVE_STALL.get(phase, ADAPTIVE_STALL[None])
+        why = f"default for {phase or 'start-up'}"
+        typical = self.typical.get(phase or "")
+        if typical is not None and 2 * typical > base:
+            base, why = 2 * typical, f"twice the usual {phase} time here"
+        active = [p for p in self.progress.values() if p.n < p.total and p.rate]
+        for prog in active:  # a bar that ticks slowly is not stuck between ticks
+            gap = 3.0 / prog.rate + 30.0 if prog.rate else 0.0
+            if gap > base:
+                base, why = gap, f"3x the time per item of '{prog.desc}'"
+        return base, why
+
+    # -- decisions ---------------------------------------------------------------------------
+    def decide(self, now: float) -> Verdict | None:
+        """Failed, ready, stalled, timed out — or keep watching."""
+        view, result = self.assess(now)
+        verdict = self._decide_failure(view, result, now)
+        if verdict is not None or self.failure is not None:
+            return verdict
+        ready, line, why = self._ready(view, now)
+        if ready and self.health is None:
+            return self._verdict_ready(view, line, why, now)
+        if ready and self.health is not None:
+            self.health.start()
+            state = (self.health.status, self.health.error)
+            if self.health.checks and state != self.health_announced:
+                self.health_announced = state
+                self.out.event({"event": "health", **self.health.record()},
+                               f"health {self.health.text()}")
+            if self.health.status == 200:
+                return self._verdict_ready(view, line, why, now)
+        if self.process is not None and not self.process.alive():
+            return self._verdict_exited(now)
+        quiet = now - self.last_output
+        threshold, why_t = self.stall_threshold(view)
+        if quiet >= threshold:
+            what = "the log file never appeared" if not self.follower.is_open and \
+                self.follower.generation == 0 else f"no new output for {human_duration(quiet)}"
+            return self._verdict_stalled(view, now, "stalled",
+                                         f"{what} (threshold {human_duration(threshold)}: {why_t})")
+        if self.opts.timeout is not None and now - self.started >= self.opts.timeout:
+            return self._verdict_stalled(view, now, "timed_out",
+                                         f"--timeout {human_duration(self.opts.timeout)} reached")
+        return None
+
+    def _decide_failure(self, view: Analyzer, result: dict[str, Any],
+                        now: float) -> Verdict | None:
+        failing = _is_failure(result)
+        if failing:
+            root = result["root"]
+            ident = (root.line, root.text)
+            if self.failure is None or self.failure.root != ident:
+                update = self.failure is not None
+                rep = self.report(view, result)
+                first = self.failure.first_seen if self.failure else now
+                self.failure = Failure(first_seen=first, root=ident, report=rep)
+                self.out.failure(rep, update=update)
+        elif self.failure is not None:
+            self.out.event({"event": "retracted", "line": self.failure.root[0]},
+                           f"the error at line {self.failure.root[0]} was recovered from; "
+                           "watching on")
+            self.failure = None
+        if self.failure is None:
+            return None
+        dead = self.process is not None and not self.process.alive()
+        quiet = now - self.last_output
+        settled = now - self.failure.first_seen >= self.opts.settle or dead or (
+            quiet >= SETTLE_QUIET and not self.follower.partial)
+        if not settled:
+            return None
+        view, result = self.assess(now, force_peek=True)  # everything written so far, closed
+        later: list[str] = []
+        if _is_failure(result):  # the final cascade (symptoms that came while settling)
+            root = result["root"]
+            rep = self.report(view, result)
+            changed = (root.line, root.text) != self.failure.root
+            shown = {sym.get("line") for sym in self.failure.report.get("symptoms", [])}
+            later = [f"later in the cascade: L{sym.get('line')} {_show(str(sym.get('text')), 90)}"
+                     f" — {sym.get('reason')}" for sym in rep.get("symptoms", [])
+                     if sym.get("line") not in shown][:10]
+            self.failure = Failure(self.failure.first_seen, (root.line, root.text), rep)
+            if changed:
+                self.out.failure(rep, update=True)
+                later = []
+        rep = self.failure.report
+        rc = rep.get("root_cause") or {}
+        rec = {"event": "verdict", "verdict": "failed", "exit_code": EXIT_FAILED,
+               "root_cause": rep.get("root_cause"), "headline": rep.get("headline"),
+               "reason": "fatal error in the log", "symptoms": rep.get("symptoms", [])[:20],
+               "elapsed_seconds": round(self.elapsed(), 2)}
+        if self.process is not None:
+            rec["process"] = self.process.record()
+        fix = [f"fix: {rc['remediation']}"] if rc.get("remediation") else []
+        return Verdict(EXIT_FAILED, rec, f"FAILED: {rep.get('headline')}", later + fix)
+
+    def _verdict_ready(self, view: Analyzer, line: int | None, why: str, now: float) -> Verdict:
+        text = ""
+        if line is not None:
+            hit = next((ln for ln in reversed(self.ring) if ln.lineno == line), None)
+            text = hit.text if hit else ""
+        durations = self.durations(view)
+        rec: dict[str, Any] = {"event": "verdict", "verdict": "ready", "exit_code": EXIT_READY,
+                               "root_cause": None, "line": line, "text": _show(text, 300),
+                               "reason": why, "phases": {p: round(s, 1) for p, s
+                                                         in durations.items()},
+                               "elapsed_seconds": round(self.elapsed(), 2)}
+        if self.health is not None:
+            rec["health"] = self.health.record()
+        msg = f"READY: line {line}: {_show(text, 120)}" if text else f"READY ({why})"
+        details = []
+        if durations:
+            details.append("phases: " + ", ".join(
+                f"{p} {human_duration(s)}" for p, s in
+                sorted(durations.items(), key=lambda x: _phase_order(x[0]))))
+        if self.health is not None:
+            details.append(f"health: {self.health.text()}")
+        return Verdict(EXIT_READY, rec, msg, details)
+
+    def _verdict_exited(self, now: float) -> Verdict:
+        """The process is gone: read what it managed to write, then say how it ended."""
+        time.sleep(min(self.opts.poll, 0.1))  # its last writes may still be in flight
+        self.step(now)
+        self.last_output = -math.inf  # nothing more will come
+        view, result = self.assess(time.monotonic(), force_peek=True)
+        pid = self.opts.pid
+        if _is_failure(result):
+            rep = self.report(view, result)
+            self.out.failure(rep, update=False)
+            rc = rep.get("root_cause") or {}
+            rec = {"event": "verdict", "verdict": "failed", "exit_code": EXIT_FAILED,
+                   "root_cause": rep.get("root_cause"), "headline": rep.get("headline"),
+                   "reason": f"process {pid} exited after a fatal error",
+                   "symptoms": rep.get("symptoms", [])[:20],
+                   "elapsed_seconds": round(self.elapsed(), 2)}
+            return Verdict(EXIT_FAILED, rec, f"FAILED: {rep.get('headline')} (process {pid} "
+                           "exited)", [f"fix: {rc['remediation']}"] if rc.get("remediation")
+                           else [])
+        last = list(self.ring)[-LAST_LINES:]
+        phase = self.job_phase
+        rec = {"event": "verdict", "verdict": "failed", "exit_code": EXIT_FAILED,
+               "root_cause": None, "reason": f"process {pid} exited before ready",
+               "phase": phase, "last_lines": [{"line": ln.lineno, "text": _show(ln.text, 300)}
+                                              for ln in last],
+               "elapsed_seconds": round(self.elapsed(), 2)}
+        details = ["no error line in the log: look for the OOM killer (dmesg), a SIGKILL from "
+                   "a scheduler, or a crash in native code that printed nothing"]
+        details += ["last lines:"] + [f"  L{ln.lineno}  {_show(ln.text, 150)}" for ln in last]
+        return Verdict(EXIT_FAILED, rec, f"FAILED: process {pid} exited before the server was "
+                       f"ready (phase: {phase or 'start-up'})", details)
+
+    def _verdict_stalled(self, view: Analyzer, now: float, kind: str, why: str) -> Verdict:
+        view, _ = self.assess(now, force_peek=True)
+        rows = self.rows(view, now)
+        phase = self.job_phase
+        elapsed = self.phase_elapsed(view, phase, now)
+        typical = self.typical.get(phase or "")
+        rec: dict[str, Any] = {
+            "event": "verdict", "verdict": kind, "exit_code": EXIT_STALLED, "root_cause": None,
+            "reason": why, "phase": phase,
+            "phase_seconds": None if elapsed is None else round(elapsed, 1),
+            "typical_seconds": typical, "ranks": [r.record() for r in rows],
+            "progress": [p.as_record(now) for p in self.progress.values()],
+            "elapsed_seconds": round(self.elapsed(), 2)}
+        details = []
+        if phase:
+            line = f"phase {phase}: {human_duration(elapsed)} so far"
+            if typical is not None:
+                line += f"; usually takes {human_duration(typical)} here"
+            details.append(line)
+        for prog in self.progress.values():
+            if prog.n < prog.total:
+                details.append(f"progress {prog.text(now)} (last update "
+                               f"{human_duration(now - prog.seen)} ago)")
+        for row in rows[:MAX_ROWS * 4]:
+            age = f"{human_duration(row.last_age)} ago" if row.last_age is not None else ""
+            details.append(f"  {row.label:<14} {row.phase or '—':<20} last L{row.last_line} "
+                           f"{age}: {_show(row.last_text, 110)}")
+        if self.process is not None:
+            rec["process"] = self.process.record()
+            details.append(self.process.text())
+        if self.health is not None:
+            rec["health"] = self.health.record()
+            details.append(f"health: {self.health.text()}")
+        title = "STALLED" if kind == "stalled" else "TIMED OUT"
+        return Verdict(EXIT_STALLED, rec, f"{title}: {why}", details)
+
+    def _remember(self, verdict: Verdict) -> None:
+        """Store this start's phase durations for the next one."""
+        if self.history is None:
+            return
+        key = self.config_key or f"file:{os.path.abspath(self.opts.path)}"
+        durations = self.durations(self.view(time.monotonic()))
+        self.history.record(key, durations, verdict.record.get("verdict", "?"))
+
+
+# --------------------------------------------------------------------------- outputs
+class Output:
+    """Where state changes go; subclasses decide how they look."""
+
+    def start(self, watch: Watch) -> None:
+        """Called once before the first poll."""
+
+    def event(self, record: dict[str, Any], text: str) -> None:
+        """A state change: a record (for --json) and its one-line text."""
+
+    def failure(self, report: dict[str, Any], *, update: bool) -> None:
+        """A root cause was found (or a better one replaced it)."""
+
+    def refresh(self, watch: Watch, now: float) -> None:
+        """Called every poll (the live display redraws; line outputs do nothing)."""
+
+    def verdict(self, verdict: Verdict) -> None:
+        """The end."""
+
+    def stop(self) -> None:
+        """Called once at the end."""
+
+
+class PlainOutput(Output):
+    """One plain line per state change: for CI logs, agents and pipes. No ANSI, no redraws."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.t0 = time.monotonic()
+
+    def _write(self, text: str) -> None:
+        try:
+            self.stream.write(text)
+            self.stream.flush()
+        except BrokenPipeError:
+            pass
+
+    def event(self, record: dict[str, Any], text: str) -> None:
+        self._write(f"[{time.monotonic() - self.t0:7.1f}s] {text}\n")
+
+    def failure(self, report: dict[str, Any], *, update: bool) -> None:
+        title = "better root cause found" if update else "fatal error found"
+        self.event({}, f"{title}: {report.get('headline')}")
+        self._write(render(report, FormatType.TEXT, color=False, width=100))
+
+    def verdict(self, verdict: Verdict) -> None:
+        self.event(verdict.record, verdict.text)
+        for line in verdict.details:
+            self._write(f"           {line}\n")
+
+
+class JsonOutput(Output):
+    """NDJSON: one object per state change, the verdict object last."""
+
+    def __init__(self, stream: TextIO) -> None:
+        self.stream = stream
+        self.t0 = time.monotonic()
+
+    def _emit(self, record: dict[str, Any]) -> None:
+        rec = {**record, "t": round(time.monotonic() - self.t0, 3)}
+        try:
+            self.stream.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            self.stream.flush()
+        except BrokenPipeError:
+            pass
+
+    def event(self, record: dict[str, Any], text: str) -> None:
+        if record:
+            self._emit(record)
+
+    def failure(self, report: dict[str, Any], *, update: bool) -> None:
+        self._emit({"event": "failure", "update": update, "headline": report.get("headline"),
+                    "root_cause": report.get("root_cause"), "report": report})
+
+    def verdict(self, verdict: Verdict) -> None:
+        self._emit(verdict.record)
+
+
+class LiveOutput(Output):
+    """A rich Live table on a terminal; events scroll above it."""
+
+    def __init__(self, stream: TextIO, *, color: bool = True) -> None:
+        from rich.console import Console
+
+        self.console = Console(file=stream, highlight=False, markup=False,
+                               no_color=not color)
+        self.color = color
+        self.live: Any = None
+        self.t0 = time.monotonic()
+        self.last_draw = -math.inf
+
+    def start(self, watch: Watch) -> None:
+        from rich.live import Live
+
+        self.live = Live(console=self.console, auto_refresh=False, transient=False,
+                         redirect_stdout=False, redirect_stderr=False)
+        self.live.start()
+
+    def event(self, record: dict[str, Any], text: str) -> None:
+        from rich.text import Text
+
+        style = "yellow" if record.get("event") == "warning" and not record.get("benign") else \
+            "dim" if record.get("event") in ("warning", "file", "progress") else ""
+        self.console.print(Text(f"[{time.monotonic() - self.t0:7.1f}s] {text}", style=style))
+
+    def failure(self, report: dict[str, Any], *, update: bool) -> None:
+        from rich.text import Text
+
+        text = render(report, FormatType.TEXT, color=self.color,
+                      width=max(min(self.console.width, 160), 60))
+        title = "better root cause found" if update else "fatal error found"
+        self.console.print(Text(title, style="bold red"))
+        self.console.print(Text.from_ansi(text))
+
+    def refresh(self, watch: Watch, now: float) -> None:
+        if self.live is None or now - self.last_draw < 0.25:
+            return
+        self.last_draw = now
+        self.live.update(live_table(watch, now), refresh=True)
+
+    def verdict(self, verdict: Verdict) -> None:
+        from rich.text import Text
+
+        if self.live is not None:
+            self.live.update(Text(""), refresh=True)
+        style = {EXIT_READY: "bold green", EXIT_FAILED: "bold red"}.get(verdict.code,
+                                                                         "bold yellow")
+        self.console.print(Text(verdict.text, style=style))
+        for line in verdict.details:
+            self.console.print(Text("  " + line))
+
+    def stop(self) -> None:
+        if self.live is not None:
+            self.live.stop()
+            self.live = None
+
+
+def live_table(watch: Watch, now: float) -> Any:
+    """The live display: one row per rank/process, then progress bars and warnings."""
+    from rich.console import Group
+    from rich.table import Table
+    from rich.text import Text
+
+    view = watch.view(now)
+    phase = watch.job_phase
+    elapsed = watch.phase_elapsed(view, phase, now)
+    typical = watch.typical.get(phase or "")
+    head = Text(f"{watch.name} · ", style="bold")
+    head.append(f"{phase or 'waiting for output'}", style="bold cyan")
+    if elapsed is not None:
+        head.append(f" · {human_duration(elapsed)} so far")
+    if typical is not None:
+        head.append(f" · usually {human_duration(typical)} here")
+    quiet = max(now - watch.last_output, 0.0)
+    threshold, _ = watch.stall_threshold(view)
+    head.append(f" · quiet {human_duration(quiet)} (stall at {human_duration(threshold)})",
+                style="yellow" if quiet > threshold / 2 else "dim")
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for col in ("rank/process", "phase", "in phase", "progress", "rate", "ETA", "last line"):
+        table.add_column(col, no_wrap=True, overflow="ellipsis")
+    rows = watch.rows(view, now)
+    bars = {p.key: p for p in watch.progress.values() if p.key is not None}
+    for row in rows[:MAX_ROWS]:
+        prog = bars.get(row.key)
+        eta = prog.eta(now) if prog else None
+        age = human_duration(row.last_age) if row.last_age is not None else "—"
+        table.add_row(row.label, row.phase or "—", human_duration(row.phase_seconds),
+                      f"{prog.n}/{prog.total}" if prog else "", prog.rate_text() if prog else "",
+                      human_duration(eta) if eta is not None else "",
+                      Text(f"{age} ago · {_show(row.last_text, 80)}"))
+    parts: list[Any] = [head, table]
+    if len(rows) > MAX_ROWS:
+        parts.append(Text(f"… and {len(rows) - MAX_ROWS} more ranks/processes", style="dim"))
+    for prog in list(watch.progress.values())[-3:]:
+        parts.append(Text(f"progress  {prog.text(now)}", style="cyan"))
+    warnings = list(view.warnings.values())[-5:]
+    for w in warnings:
+        benign = bool(w["benign"] and w["id"])
+        parts.append(Text(f"warning L{w['line']} {'benign' if benign else 'check'}: "
+                          f"{_show(w['text'], 100)}", style="dim" if benign else "yellow"))
+    if watch.process is not None:
+        parts.append(Text(watch.process.text(), style="dim"))
+    if watch.health is not None and watch.health.checks:
+        parts.append(Text(f"health {watch.health.text()}", style="dim"))
+    return Group(*parts)
+
+
+def make_output(mode: str, stream: TextIO | None = None) -> Output:
+    """`json`, `live` or `plain` output on `stream` (stdout by default)."""
+    out = stream or sys.stdout
+    if mode == "json":
+        return JsonOutput(out)
+    if mode == "live":
+        return LiveOutput(out, color="NO_COLOR" not in os.environ)
+    return PlainOutput(out)
+
+
+def watch(opts: WatchOptions, *, mode: str = "plain", stream: TextIO | None = None) -> int:
+    """Run `loglens watch`; returns the exit code (0 ready, 1 failed, 3 stalled/timed out)."""
+    return Watch(opts, make_output(mode, stream)).run()
