@@ -14,6 +14,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from . import structure
+from .framing import PROC_RANKS, RANK_KEYS
 from .model import Event, Frame
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
@@ -246,6 +247,9 @@ class Block:
                                     and first.head is None):
             ev.system = "python" if self.kind in ("traceback", "logging_error",
                                                   "faulthandler", "pyspy") else "torch"
+        if self.kind == "pyspy" and not ev.rank:  # "Process 310: sglang::scheduler_TP7"
+            for key, num in PROC_RANKS.findall(str(fields.get("process") or "")):
+                ev.rank[RANK_KEYS.get(key, key.lower())] = int(num)
         stmt = fields.get("statement_index")
         if isinstance(stmt, int) and 0 <= stmt < len(self.frames):
             fields["statement_line"] = self.frames[stmt].lineno

@@ -1,7 +1,8 @@
 """The `loglens` command: a thin typer layer over `analyzer.api`.
 
 Exit codes: 0 the analysis ran (whatever the verdict); 1 `--fail-on` matched the verdict;
-2 unusable input or arguments; 3 an internal error (a bug: please report it).
+2 unusable input or arguments; 3 `watch` stalled or timed out; 70 an internal error (a bug:
+please report it).
 """
 
 from __future__ import annotations
@@ -18,9 +19,10 @@ import typer
 from . import api, signatures
 from .errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, LoglensError, UsageError
 from .events import frames as event_frames
+from .cli_watch import register as register_watch
 from .report import FormatType, render
 
-EXIT_INTERNAL = 3
+EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in loglens (3 is watch's "stalled")
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
     help="Log forensics for LLM serving and distributed GPU jobs (SGLang, vLLM, NCCL, PyTorch).",
@@ -167,10 +169,14 @@ def _write(text: str, output: Path | None) -> None:
         output.write_text(text, encoding="utf-8")
 
 
+register_watch(app)
+
+
 def main() -> None:
     """Console entry point: every failure becomes one line on stderr and an exit code."""
     try:
-        app(standalone_mode=False)
+        rv = app(standalone_mode=False)
+        sys.exit(rv if isinstance(rv, int) else 0)
     except LoglensError as exc:
         typer.echo(f"loglens: {exc}", err=True)
         sys.exit(exc.exit_code)
@@ -178,13 +184,12 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except (KeyboardInterrupt, BrokenPipeError):
         sys.exit(130)
-    except Exception as exc:  # click usage errors and anything unexpected
-        import click  # type: ignore[import-not-found, unused-ignore]
-
-        if isinstance(exc, click.exceptions.ClickException):
-            typer.echo(f"loglens: {exc.format_message()}", err=True)
-            sys.exit(EXIT_BAD_INPUT)
-        if isinstance(exc, click.exceptions.Abort):
+    except Exception as exc:  # usage errors from the argument parser, and anything unexpected
+        format_message = getattr(exc, "format_message", None)
+        if callable(format_message):  # typer's (vendored click) usage/parameter errors
+            typer.echo(f"loglens: {format_message()}", err=True)
+            sys.exit(getattr(exc, "exit_code", EXIT_BAD_INPUT) or EXIT_BAD_INPUT)
+        if type(exc).__name__ == "Abort":
             sys.exit(130)
         typer.echo(f"loglens: internal error: {type(exc).__name__}: {exc} "
                    "(please report it with the input that caused it)", err=True)

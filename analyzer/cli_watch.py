@@ -6,6 +6,7 @@ or the watched process exited before ready), 3 stalled or timed out, 2 bad argum
 
 from __future__ import annotations
 
+import gc
 import os
 import sys
 from pathlib import Path
@@ -66,9 +67,13 @@ def register(app: typer.Typer) -> None:
             mode = "live"
         else:
             mode = "plain"
+        code = watch(opts, mode=mode)
+        # A caller waits on our exit: skip the interpreter's final garbage collection of the
+        # analysis state (~0.3 s), which changes nothing on disk or on screen.
+        gc.freeze()
         # sys.exit, not typer.Exit: with standalone_mode=False (as cli.main runs the app) click
         # *returns* a typer.Exit's code instead of exiting with it, and the code is the point.
-        sys.exit(watch(opts, mode=mode))
+        sys.exit(code)
 
 
 def main(argv: list[str] | None = None) -> int:

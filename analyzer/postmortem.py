@@ -99,6 +99,7 @@ class Series:
     def finish(self) -> dict[str, Any]:
         """The public shape: points plus min/max/last for the summary tables."""
         self._flush()
+        self.points.sort(key=lambda p: p[0])  # several inputs may go back in time
         ys = [p[1] for p in self.points]
         return {"metric": self.metric, "label": self.label, "who": self.who, "unit": self.unit,
                 "points": [[p[0], p[1]] for p in self.points], "samples": self.samples,
@@ -117,6 +118,9 @@ SGLANG_FIELDS = {  # regex on the message -> (metric, label, unit, scale)
     "token_usage": (re.compile(r"token usage: " + _NUM), "usage", "token (KV) usage", "%",
                     100.0),
 }
+# a prefill line's #running-req counts the batch before it joins: only these are comparable
+SGLANG_PREFILL = {k: v for k, v in SGLANG_FIELDS.items()
+                  if k in ("input_throughput", "queued", "token_usage")}
 VLLM_FIELDS = {
     "gen_throughput": (re.compile(r"Avg generation throughput: " + _NUM),
                        "gen", "generation", "tokens/s", 1.0),
@@ -158,28 +162,30 @@ MEMORY_FACTS = (
 )
 
 # ------------------------------------------------------------------------- environment
-VERSION_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
-    ("vLLM", re.compile(r"vLLM API server version (\S{1,64})")),
-    ("vLLM", re.compile(r"Initializing an? (?:V1 )?LLM engine \(v([^)\s]{1,64})\)")),
-    ("vLLM", re.compile(r"^vLLM Version: (\S{1,64})")),
-    ("NCCL", re.compile(r"NCCL version (\d[\w.+-]{0,40})")),
-    ("NCCL", re.compile(r"(?:sglang|vllm) is using nccl==(\S{1,40})")),
-    ("PyTorch", re.compile(r"^PyTorch version: (\S{1,64})")),
-    ("PyTorch", re.compile(r"^PyTorch: (\S{1,64})")),
-    ("CUDA (PyTorch build)", re.compile(r"^CUDA used to build PyTorch: (.{1,40})")),
-    ("ROCm (PyTorch build)", re.compile(r"^ROCM used to build PyTorch: (.{1,40})")),
-    ("CUDA runtime", re.compile(r"^CUDA runtime version: (.{1,40})")),
-    ("GPU driver", re.compile(r"^(?:Nvidia driver version|CUDA Driver Version): (.{1,40})")),
-    ("Python", re.compile(r"^Python(?: version)?: (\d[\w.+]{0,20})")),
-    ("OS", re.compile(r"^OS: (.{1,80})")),
-    ("NVCC", re.compile(r"^NVCC: (.{1,80})")),
-    ("SGLang", re.compile(r"^sglang: (\S{1,40})")),
-    ("sgl-kernel", re.compile(r"^sgl_kernel: (\S{1,40})")),
-    ("FlashInfer", re.compile(r"^flashinfer(?:_python)?: (\S{1,40})")),
-    ("Triton", re.compile(r"^triton: (\S{1,40})")),
-    ("Transformers", re.compile(r"^transformers: (\S{1,40})")),
-    ("FlashAttention", re.compile(r"Using FlashAttention version (\d{1,2})")),
-    ("CUDA driver API", re.compile(r"cudaDriverVersion (\d{4,6})")),
+# (name, a literal the line must contain, pattern): the literal skips the regex on most lines
+VERSION_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
+    ("vLLM", "server version", re.compile(r"vLLM API server version (\S{1,64})")),
+    ("vLLM", "LLM engine (v",
+     re.compile(r"Initializing an? (?:V1 )?LLM engine \(v([^)\s]{1,64})\)")),
+    ("vLLM", "vLLM Version", re.compile(r"^vLLM Version: (\S{1,64})")),
+    ("NCCL", "NCCL version", re.compile(r"NCCL version (\d[\w.+-]{0,40})")),
+    ("NCCL", "nccl==", re.compile(r"(?:sglang|vllm) is using nccl==(\S{1,40})")),
+    ("PyTorch", "PyTorch", re.compile(r"^PyTorch(?: version)?: (\S{1,64})")),
+    ("CUDA (PyTorch build)", "CUDA used", re.compile(r"^CUDA used to build PyTorch: (.{1,40})")),
+    ("ROCm (PyTorch build)", "ROCM used", re.compile(r"^ROCM used to build PyTorch: (.{1,40})")),
+    ("CUDA runtime", "CUDA runtime", re.compile(r"^CUDA runtime version: (.{1,40})")),
+    ("GPU driver", "river ",
+     re.compile(r"^(?:Nvidia driver version|CUDA Driver Version): (.{1,40})")),
+    ("Python", "Python", re.compile(r"^Python(?: version)?: (\d[\w.+]{0,20})")),
+    ("OS", "OS: ", re.compile(r"^OS: (.{1,80})")),
+    ("NVCC", "NVCC", re.compile(r"^NVCC: (.{1,80})")),
+    ("SGLang", "sglang: ", re.compile(r"^sglang: (\S{1,40})")),
+    ("sgl-kernel", "sgl_kernel", re.compile(r"^sgl_kernel: (\S{1,40})")),
+    ("FlashInfer", "flashinfer", re.compile(r"^flashinfer(?:_python)?: (\S{1,40})")),
+    ("Triton", "triton: ", re.compile(r"^triton: (\S{1,40})")),
+    ("Transformers", "transformers: ", re.compile(r"^transformers: (\S{1,40})")),
+    ("FlashAttention", "FlashAttention", re.compile(r"Using FlashAttention version (\d{1,2})")),
+    ("CUDA driver API", "cudaDriverVersion", re.compile(r"cudaDriverVersion (\d{4,6})")),
 )
 NO_VALUE = frozenset({"N/A", "None", "none", "Could not collect", "", "null"})
 BANNER_VERSION = re.compile(r"[█▄▀].{0,60}\bversion (\d[\w.+-]{0,40})")
@@ -226,6 +232,20 @@ class _Lane:
     events: int = 0
 
 
+@dataclass
+class _Range:
+    """Min, max and count of a value seen many times (bounded memory, unlike a list)."""
+
+    lo: float | None = None
+    hi: float | None = None
+    n: int = 0
+
+    def add(self, v: float) -> None:
+        self.lo = v if self.lo is None else min(self.lo, v)
+        self.hi = v if self.hi is None else max(self.hi, v)
+        self.n += 1
+
+
 class Collector:
     """One pass over the events: phases with line numbers, metrics, memory, environment."""
 
@@ -243,6 +263,7 @@ class Collector:
         self.args_source: list[str] = []
         self.model: str | None = None
         self.wanted = wanted_lines
+        self.wanted_max = max(wanted_lines, default=0)
         self.line_ts: dict[tuple[str, int], str | None] = {}
         self.first_ts: float | None = None
         self.last_ts: float | None = None
@@ -265,7 +286,7 @@ class Collector:
             self.last_ts = ts if self.last_ts is None else max(self.last_ts, ts)
         self.last_line = max(self.last_line, ev.line_end)
         self._lane(ev, ts)
-        if self.wanted and ev.line_start <= max(self.wanted):
+        if ev.line_start <= self.wanted_max:
             for line in range(ev.line_start, ev.line_end + 1):
                 if line in self.wanted:
                     self.line_ts.setdefault((ev.source, line), ev.timestamp)
@@ -293,18 +314,16 @@ class Collector:
     # -- metrics ------------------------------------------------------------------------
     def _metrics(self, ev: Event, msg: str, ts: float | None) -> None:
         if "batch." in msg and ("Decode batch" in msg or "Prefill batch" in msg):
-            table = SGLANG_FIELDS
+            table = SGLANG_PREFILL if "Prefill batch" in msg else SGLANG_FIELDS
             who = ev.process or ""
-            if "Prefill batch" in msg:
-                table = {k: v for k, v in SGLANG_FIELDS.items()
-                         if k in ("input_throughput", "queued", "token_usage")}
         elif "throughput:" in msg and "Avg" in msg:
             table = VLLM_FIELDS
             m = VLLM_ENGINE.match(msg)
             who = f"engine {int(m.group(1))}" if m else ""
         else:
             return
-        x = ts if ts is not None else float(ev.line_start)
+        if ts is None:  # stats lines carry their own timestamp; one without is not plottable
+            return
         for name, (rx, metric, label, unit, scale) in table.items():
             hit = rx.search(msg)
             if hit is None:
@@ -315,7 +334,7 @@ class Collector:
                 if len(self.series) >= MAX_SERIES:
                     continue
                 series = self.series[key] = Series(metric, label, unit, who)
-            series.add(x, float(hit.group(1)) * scale, ev.line_start)
+            series.add(ts, float(hit.group(1)) * scale, ev.line_start)
 
     # -- memory -------------------------------------------------------------------------
     def _memory(self, ev: Event, msg: str) -> None:
@@ -328,12 +347,12 @@ class Collector:
                 if len(self.memory) >= MAX_MEMORY_STEPS:
                     return
                 step = self.memory[label] = {"step": label, "line": ev.line_start,
-                                             "timestamp": ev.timestamp, "avail": [],
-                                             "usage": [], "who": []}
+                                             "timestamp": ev.timestamp, "avail": _Range(),
+                                             "usage": _Range(), "who": []}
             if avail:
-                step["avail"].append(float(avail.group(1)))
+                step["avail"].add(float(avail.group(1)))
             if usage:
-                step["usage"].append(float(usage.group(1)))
+                step["usage"].add(float(usage.group(1)))
             who = ev.process or (f"rank {ev.rank_number()}" if ev.rank_number() is not None
                                  else "")
             if who and who not in step["who"] and len(step["who"]) < 64:
@@ -357,8 +376,8 @@ class Collector:
     # -- environment ----------------------------------------------------------------------
     def _environment(self, msg: str, line: int) -> None:
         text = msg.strip()
-        for name, rx in VERSION_PATTERNS:
-            if name in self.versions:
+        for name, literal, rx in VERSION_PATTERNS:
+            if name in self.versions or literal not in text:
                 continue
             hit = rx.search(text)
             if hit and hit.group(1).strip() not in NO_VALUE:
@@ -367,7 +386,7 @@ class Collector:
             hit = BANNER_VERSION.search(text)
             if hit:
                 self.versions["vLLM"] = {"value": hit.group(1), "line": line}
-        for rx in (GPU_LINE, NCCL_TESTS_GPU):
+        for rx in (GPU_LINE, NCCL_TESTS_GPU) if "GPU " in text or "device " in text else ():
             hit = rx.search(text)
             if hit:
                 name = hit.group(hit.lastindex or 1).strip()
@@ -440,7 +459,7 @@ class Collector:
             if metric in charts:
                 out.append({"metric": metric, "title": METRIC_TITLES[metric],
                             "unit": charts[metric][0]["unit"], "series": charts[metric],
-                            "x": "time" if self.any_ts else "line"})
+                            "x": "time"})
         return out
 
     def _memory_steps(self) -> list[dict[str, Any]]:
@@ -449,11 +468,9 @@ class Collector:
             avail, usage = step["avail"], step["usage"]
             out.append({"step": step["step"], "line": step["line"],
                         "timestamp": step["timestamp"],
-                        "avail_min": min(avail) if avail else None,
-                        "avail_max": max(avail) if avail else None,
-                        "usage_min": min(usage) if usage else None,
-                        "usage_max": max(usage) if usage else None,
-                        "who": step["who"], "samples": max(len(avail), len(usage))})
+                        "avail_min": avail.lo, "avail_max": avail.hi,
+                        "usage_min": usage.lo, "usage_max": usage.hi,
+                        "who": step["who"], "samples": max(avail.n, usage.n)})
         return out
 
     def _env_result(self) -> dict[str, Any]:

@@ -101,6 +101,8 @@ SECRET_FLAG = re.compile(rf"(?i)(?<![\w-])(--(?:{_SECRET_NAMES})(?:=|\s{{1,4}}))
 _ASSIGN_NAMES = _SECRET_NAMES.replace("|token", "")
 SECRET_ASSIGN = re.compile(
     rf"(?i)(?<![A-Za-z0-9])((?:{_ASSIGN_NAMES})[\"']?\s{{0,3}}[:=]\s{{0,3}}){_VALUE}")
+HOST_PID = re.compile(r"[A-Za-z][\w.-]{0,252}:\d{1,10}\Z")
+SECRET_KEY = re.compile(_ASSIGN_NAMES.replace("[-_]", "_"))  # a parsed argument's name
 URL = re.compile(
     r"(?i)\b((?:https?|wss?|tcp|grpc|redis|rediss|nats|s3|gs|ftp|sftp|ssh|amqp|postgres(?:ql)?|"
     r"mysql|mongodb(?:\+srv)?)://)"
@@ -238,8 +240,10 @@ class Redactor:
         if "ip=" in text:
             for m in IP_FIELD.finditer(text):
                 yield m.group(1)
-        for m in HOST_ASSIGN.finditer(text):
-            yield m.group(2)
+        low = text.lower()
+        if "host" in low or "addr" in low or "endpoint" in low or "node" in low:
+            for m in HOST_ASSIGN.finditer(text):
+                yield m.group(2)
         if "]:" in text:
             for m in BRACKET_HOST.finditer(text):
                 if _distinctive(m.group(1)):
@@ -308,13 +312,17 @@ class Redactor:
         """Redact one parsed argument value (server_args, vLLM args), knowing its name."""
         if isinstance(value, str):
             k = key.lower().replace("-", "_")
-            if re.fullmatch(_ASSIGN_NAMES.replace("[-_]", "_"), k) and value.lower() not in \
-                    NOT_SECRET:
+            if SECRET_KEY.fullmatch(k) and value.lower() not in NOT_SECRET:
                 if HF_TOKEN.fullmatch(value):
                     return self.pseudonym("hf-token", value)
                 if OPENAI_KEY.fullmatch(value):
                     return self.pseudonym("openai-key", value)
                 return self.pseudonym("api-key", value)
+            if k == "process" and HOST_PID.match(value):  # NCCL's host:pid as a process name
+                name, _, pid = value.rpartition(":")
+                known = self._maps["hostname"].get(name.lower())
+                if known is not None:
+                    return f"{self.pseudonym('hostname', name)}:{pid}"
             if k in ("host", "hostname", "master_addr", "dist_init_addr", "node_ip_address",
                      "rdzv_endpoint") and value:
                 name, sep, port = value.partition(":")

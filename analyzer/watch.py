@@ -47,7 +47,7 @@ from . import signatures
 from .analysis.engine import Analyzer
 from .analysis.phases import Key
 from .api import Input, build_report
-from .blocks import PROGRESS, Assembler, line_event
+from .blocks import Assembler, line_event
 from .follow import Follower, Notice
 from .framing import Framer, strip_ansi
 from .model import Event, SourceLine
@@ -199,10 +199,20 @@ class Progress:
         return " · ".join(parts)
 
 
+def _count(value: Any) -> int:
+    """A tqdm count the parser left as int (or, defensively, as text)."""
+    if isinstance(value, int):
+        return value
+    try:
+        return int(float(str(value)))
+    except ValueError:
+        return 0
+
+
 def progress_from_fields(fields: dict[str, Any], seen: float) -> Progress:
     """A Progress from the fields `blocks.line_event` parsed out of a tqdm line."""
     elapsed = _tqdm_seconds(fields.get("elapsed"))
-    n, total = int(fields.get("n", 0)), int(fields.get("total", 0))
+    n, total = _count(fields.get("n", 0)), _count(fields.get("total", 0))
     rate = _tqdm_rate(fields.get("rate"))
     if rate is None and elapsed and n:
         rate = n / elapsed
@@ -212,16 +222,14 @@ def progress_from_fields(fields: dict[str, Any], seen: float) -> Progress:
 
 
 def progress_from_text(text: str, seen: float) -> Progress | None:
-    """The newest progress state in an unterminated line (a tqdm bar still being redrawn)."""
-    states = [s for s in strip_ansi(text).split("\r") if s.strip()]
-    for state in reversed(states[-3:]):
-        m = PROGRESS.search(state)
-        if m:
-            g = m.groupdict()
-            return progress_from_fields({"desc": (g["desc"] or "").strip(), "n": g["n"],
-                                         "total": g["total"], "elapsed": g["elapsed"],
-                                         "remaining": g["remaining"], "rate": g["rate"]}, seen)
-    return None
+    """The newest progress state in an unterminated line (a tqdm bar still being redrawn).
+
+    Parsed by the same framing + event code as complete lines (a throwaway framer, so the
+    real one's state is untouched)."""
+    ev = line_event(Framer().frame(SourceLine(0, text, "-")))
+    if ev.kind != "progress" or "n" not in ev.fields:
+        return None
+    return progress_from_fields(ev.fields, seen)
 
 
 # --------------------------------------------------------------------------- history
@@ -1198,7 +1206,7 @@ class LiveOutput(Output):
     def start(self, watch: Watch) -> None:
         from rich.live import Live
 
-        self.live = Live(console=self.console, auto_refresh=False, transient=False,
+        self.live = Live(console=self.console, auto_refresh=False, transient=True,
                          redirect_stdout=False, redirect_stderr=False)
         self.live.start()
 
@@ -1227,8 +1235,7 @@ class LiveOutput(Output):
     def verdict(self, verdict: Verdict) -> None:
         from rich.text import Text
 
-        if self.live is not None:
-            self.live.update(Text(""), refresh=True)
+        self.stop()  # the final state is in the verdict; a live region would redraw below it
         style = {EXIT_READY: "bold green", EXIT_FAILED: "bold red"}.get(verdict.code,
                                                                          "bold yellow")
         self.console.print(Text(verdict.text, style=style))

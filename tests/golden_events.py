@@ -66,8 +66,8 @@ def block_exc_type(ev: Event) -> str | None:
     return str(value) if value else None
 
 
-def _rank_key(rank: dict[str, int]) -> str:
-    return json.dumps(rank, sort_keys=True)
+def _rank_key(rank: dict[str, int]) -> tuple[tuple[str, int], ...]:
+    return tuple(sorted(rank.items()))
 
 
 def summarize_events(events: Sequence[Event], case: str) -> dict[str, Any]:
@@ -88,7 +88,7 @@ def summarize_events(events: Sequence[Event], case: str) -> dict[str, Any]:
         for ev in events if ev.kind in BLOCK_KINDS
     ]
     plain = [ev for ev in events if ev.kind == "plain"]
-    text_plain = [ev for ev in plain if ev.clean[0].strip()]
+    text_plain = [ev for ev in plain if ev.message.strip()]  # blank once wrappers are peeled
     sample: list[dict[str, Any]] = []
     seen: set[str] = set()
     for ev in text_plain:
@@ -118,9 +118,33 @@ def summarize(log: Path) -> dict[str, Any]:
     return summarize_events(list(api.events([str(log)], year=YEAR)), log.stem)
 
 
+def _one(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False)
+
+
 def render(summary: dict[str, Any]) -> str:
-    """The summary as the checked-in text (stable, diff-friendly)."""
-    return json.dumps(summary, indent=2, ensure_ascii=False) + "\n"
+    """The summary as the checked-in JSON text: one block or sample line per text line, so
+    that a diff shows exactly which block changed."""
+    out = ["{"]
+    keys = list(summary)
+    for i, key in enumerate(keys):
+        value = summary[key]
+        comma = "," if i < len(keys) - 1 else ""
+        if key == "blocks" and value:
+            out.append('  "blocks": [')
+            out.extend(f"    {_one(b)}{',' if j < len(value) - 1 else ''}"
+                       for j, b in enumerate(value))
+            out.append(f"  ]{comma}")
+        elif key == "plain" and value["sample"]:
+            head = {k: v for k, v in value.items() if k != "sample"}
+            out.append(f'  "plain": {_one(head)[:-1]}, "sample": [')
+            out.extend(f"    {_one(s)}{',' if j < len(value['sample']) - 1 else ''}"
+                       for j, s in enumerate(value["sample"]))
+            out.append(f"  ]}}{comma}")
+        else:
+            out.append(f"  {_one(key)}: {_one(value)}{comma}")
+    out.append("}")
+    return "\n".join(out) + "\n"
 
 
 def write(log: Path) -> Path:

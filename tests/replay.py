@@ -13,6 +13,7 @@ span, pause, truncate, rotate) in a background thread and records when each line
 
 from __future__ import annotations
 
+import itertools
 import os
 import re
 import threading
@@ -178,27 +179,38 @@ class Replay:
 
 
 def _delays(lines: list[str], duration: float, timestamps: bool) -> list[float]:
-    """Seconds to wait before each line: even spacing, or scaled log-timestamp gaps."""
+    """Seconds to wait before each line: even spacing, or scaled log-timestamp gaps.
+
+    Lines without a timestamp (tqdm bars, traceback lines) get times interpolated between
+    their timestamped neighbours, so a 5-minute shard-loading bar is spread over its 5 minutes.
+    """
     if not lines:
         return []
     even = duration / len(lines)
     if not timestamps:
         return [even] * len(lines)
-    stamps: list[datetime | None] = []
+    stamps: list[float | None] = []
     for line in lines:
         m = TIMESTAMP.search(line)
-        stamps.append(datetime.fromisoformat(f"{m.group(1)}T{m.group(2)}") if m else None)
-    known = [s for s in stamps if s is not None]
+        stamps.append(datetime.fromisoformat(f"{m.group(1)}T{m.group(2)}").timestamp()
+                      if m else None)
+    known = [i for i, s in enumerate(stamps) if s is not None]
     if len(known) < 2:
         return [even] * len(lines)
-    span = (max(known) - min(known)).total_seconds() or 1.0
-    scale = duration / span
-    out: list[float] = []
-    prev = known[0]
-    for stamp in stamps:
-        if stamp is None:
-            out.append(0.005)
+    times: list[float] = []
+    for i, stamp in enumerate(stamps):
+        if stamp is not None:
+            times.append(stamp)
             continue
-        out.append(max((stamp - prev).total_seconds(), 0.0) * scale + 0.001)
-        prev = stamp
+        before = max((k for k in known if k < i), default=None)
+        after = min((k for k in known if k > i), default=None)
+        if before is None or after is None:
+            times.append(stamps[before if before is not None else known[0]] or 0.0)
+            continue
+        t0, t1 = stamps[before] or 0.0, stamps[after] or 0.0
+        times.append(t0 + (t1 - t0) * (i - before) / (after - before))
+    span = (max(times) - min(times)) or 1.0
+    scale = duration / span
+    out = [0.001]
+    out.extend(max(b - a, 0.0) * scale + 0.001 for a, b in itertools.pairwise(times))
     return out

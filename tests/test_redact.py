@@ -239,6 +239,9 @@ def test_value_redaction_knows_argument_names() -> None:
     assert r.value("host", "0.0.0.0") == "0.0.0.0"
     assert r.value("dist_init_addr", "head-node-2:5000") == "host-1:5000"
     assert r.value("model_path", "/home/alice/models/x") == "/home/user-1/models/x"
+    r.learn("myhost:123:456 [0] NCCL INFO x")  # not distinctive enough to replace anywhere
+    assert r.value("process", "myhost:123") == "host-2:123"
+    assert r.value("process", "TP3") == "TP3"
     assert r.value("args", {"hf_token": "hf_" + "b" * 34, "tp_size": 8}) == \
         {"hf_token": "<hf-token-1>", "tp_size": 8}
 
