@@ -9,12 +9,12 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import signatures
+from . import fastpath, signatures
 from .analysis.engine import Analyzer
 from .analysis.findings import Finding
 from .blocks import Assembler
 from .framing import Framer
-from .model import Event
+from .model import Event, SourceLine
 from .remedies import concrete
 from .sources import Source, open_sources
 
@@ -94,18 +94,58 @@ def events(paths: Sequence[str], year: int | None = None) -> Iterator[Event]:
 
 
 def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None = None,
-            excerpts: bool = True) -> dict[str, Any]:
-    """Analyse the inputs and return the explain report (the JSON contract)."""
+            excerpts: bool = True, fast: bool = True) -> dict[str, Any]:
+    """Analyse the inputs and return the explain report (the JSON contract).
+
+    `fast=False` puts every line on the full path (the reference the fast path is tested
+    against); the answers are the same.
+    """
     knowledge = signatures.load(rules)
     inputs = open_inputs(paths, year)
     analyzer = Analyzer(knowledge)
     for i, inp in enumerate(inputs):
         if i:
             analyzer.next_input()
-        for ev in inherit_timestamps(iter_events(inp)):
-            analyzer.feed(ev)
+        if fast:
+            _analyze_fast(inp, analyzer)
+        else:
+            for ev in inherit_timestamps(iter_events(inp)):
+                analyzer.feed(ev)
     result = analyzer.result()
     return build_report(analyzer, result, inputs, excerpts=excerpts)
+
+
+def _analyze_fast(inp: Input, analyzer: Analyzer) -> None:
+    """Full framing and analysis only for the lines that can matter (see fastpath.py)."""
+    framer = Framer(inp.year)
+    asm = Assembler()
+    name = inp.source.name
+    last_ts: list[str | None] = [None]
+
+    def deliver(ev: Event) -> None:
+        ev.source = name
+        if ev.timestamp is None and last_ts[0] is not None:
+            ev.timestamp, ev.timestamp_inferred = last_ts[0], True
+        elif ev.timestamp is not None:
+            last_ts[0] = ev.timestamp
+        analyzer.feed(ev)
+
+    def feed(line: SourceLine) -> None:
+        for ev in asm.feed(framer.frame(line)):
+            deliver(ev)
+
+    def skip(last: SourceLine, count: int) -> None:
+        analyzer.skipped += count
+        head = framer.frame(last).head  # its timestamp is what the next line would inherit
+        if head is not None and head.timestamp:
+            last_ts[0] = head.timestamp
+
+    for first, texts in fastpath.merged(inp.source.text_batches()):
+        full_idx, serving_idx = fastpath.select(texts, analyzer.knowledge)
+        analyzer.phases.note_alive(first + i for i in serving_idx[-3:])
+        fastpath.walk(first, texts, name, full_idx, lambda: bool(asm.open), feed, skip)
+    for ev in asm.finish():
+        deliver(ev)
 
 
 def _root_dict(root: Finding, analyzer: Analyzer, phase: str | None) -> dict[str, Any]:
@@ -179,7 +219,9 @@ def build_report(analyzer: Analyzer, result: dict[str, Any], inputs: Sequence[In
         "signatures": sigs[:2000],
         "warnings": warnings,
         "excerpts": [],
-        "stats": {"events": analyzer.events, "plain_lines": analyzer.plain_lines,
+        "stats": {"events": analyzer.events + analyzer.skipped,
+                  "ordinary_lines_skipped": analyzer.skipped,
+                  "plain_lines": analyzer.plain_lines,
                   "replaced_lines": sum(s.replaced_lines for s in stats_src),
                   "truncated_lines": sum(s.truncated_lines for s in stats_src),
                   "sources": [inp.source.name for inp in inputs],

@@ -54,7 +54,8 @@ LOGGING_CONT = re.compile(r"^(?:Call stack:|Message: |Arguments: |Logged from fi
                           r"|Unable to print the message|Use the traceback above)")
 MAX_MESSAGE_LINES = 60
 COUNT = r"\d+(?:\.\d+)?[kMGTPEZY]?"  # tqdm's unit_scale shows "7.30k/7.30k", "4.99G/4.99G"
-# tqdm state: "<desc>: 42%|####  | 10/24 [00:03<00:04,  3.1it/s]" or "... 42% Completed | 10/24 [...]".
+# tqdm state: "<desc>: 42%|####  | 10/24 [00:03<00:04,  3.1it/s]"
+# or "<desc>:  42% Completed | 10/24 [...]".
 # Anchored on the percentage (a leading lazy description group would make search quadratic);
 # the description is taken from the text before it.
 PROGRESS = re.compile(
@@ -382,6 +383,12 @@ def line_event(frame: Frame) -> Event:
         if len(progress) > 1:
             fields["states"] = [{"desc": (p["desc"] or "").strip(), "n": count(p["n"]),
                                  "total": count(p["total"])} for p in progress]
+    bar = next((p.text for p in frame.prefixes if p.kind == "progress"), None)
+    if bar is not None:  # a bar the record was glued to: its states, the record's kind
+        glued = [st for seg in bar.split("\r") if (st := parse_progress(seg))]
+        fields["progress"] = [{"desc": st["desc"], "n": count(st["n"]),
+                               "total": count(st["total"]), "percent": int(st["pct"])}
+                              for st in glued]
     if "server_args=ServerArgs(" in msg:
         kind = "config"
         fields["server_args"] = structure.parse_server_args(msg[msg.index("ServerArgs("):])

@@ -17,9 +17,10 @@ from typing import Annotated, Any
 import typer
 
 from . import api, signatures
+from .cli_report import register as register_report
+from .cli_watch import register as register_watch
 from .errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, LoglensError, UsageError
 from .events import frames as event_frames
-from .cli_watch import register as register_watch
 from .report import FormatType, render
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in loglens (3 is watch's "stalled")
@@ -170,6 +171,7 @@ def _write(text: str, output: Path | None) -> None:
 
 
 register_watch(app)
+register_report(app)
 
 
 def main() -> None:

@@ -23,6 +23,10 @@ C10_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]")
 LOOKS_LIKE_RECORD = re.compile(
     r"(?:Traceback \(|\s|[\w.]+(?:Error|Exception|Exit)\b|[\w.-]+:\d+:\d+ |\[|\(|[A-Z]+ \d\d-\d\d )"
 )
+# the end of a tqdm state: "42%|####  | 10/24 [00:03<00:04,  3.1it/s]" (bounded: no backtracking
+# over long lines); a record glued after it belongs to the line too
+TQDM_STATE = re.compile(r"\d{1,3}%(?: Completed \||\|[^|\r]{0,200}\|)\s*\d+(?:\.\d+)?[kMGTPEZY]?/"
+                        r"\d+(?:\.\d+)?[kMGTPEZY]? \[[^\]\r]{0,100}\]")
 VLLM_PROCS = ("VllmWorker", "Worker", "EngineCore", "APIServer", "RayWorkerWrapper", "MainProcess")
 TIMESTAMP_WRAPPERS = {"docker_ts", "kubectl", "launcher", "journald"}
 LEVEL_WORDS = {
@@ -72,6 +76,11 @@ class Framer:
         )
         self._identity_from_prefixes(frame)
         head_info = self._head(body, prefixes)
+        if (head_info is None or head_info[0].fmt == "wrapper") and "%" in body:
+            glued = self._glued_record(frame, segments, body)
+            if glued is not None:
+                body, head_info = glued
+                frame.message = body
         if head_info is not None:
             head, end = head_info
             frame.head = head
@@ -87,6 +96,26 @@ class Framer:
             if m and (frame.head is None or frame.head.system == "torch"):
                 frame.rank["global"] = int(m.group(1))
         return frame
+
+    def _glued_record(self, frame: Frame, segments: list[str], body: str
+                      ) -> tuple[str, tuple[Head, int]] | None:
+        """A progress bar that did not end its line, then another program's record:
+        "...| 0/67 [00:00<?, ?it/s]DEBUG 08-06 10:25:44 [cuda_piecewise_backend.py:151] ...".
+        The bar becomes a "progress" prefix; the record's wrappers and head are parsed."""
+        last = None
+        for m in TQDM_STATE.finditer(body):
+            last = m
+        if last is None or not body[last.end():].strip():
+            return None
+        inner_prefixes, rest = self._peel(body[last.end():])
+        bar = "\r".join([*segments[:-1], body[:last.end()]])
+        prefixes = [*frame.prefixes, Prefix("progress", bar), *inner_prefixes]
+        head_info = self._head(rest, prefixes)
+        if head_info is None or head_info[0].fmt == "wrapper":
+            return None
+        frame.prefixes, frame.segments = prefixes, []
+        self._identity_from_prefixes(frame)
+        return rest, head_info
 
     # -- wrappers -------------------------------------------------------------------------
     def _peel(self, text: str) -> tuple[list[Prefix], str]:

@@ -8,13 +8,16 @@ from __future__ import annotations
 
 import re
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from .errors import RulesError
+from .literals import required_literals
+
+T = TypeVar("T")
 
 KINDS = ("failure", "symptom", "benign")
 EDGES = ("begin", "in", "end", "ready", "serving")
@@ -85,15 +88,22 @@ class Knowledge:
     frame_hints: list[FrameHint] = field(default_factory=list)
     prefilter: re.Pattern[str] = re.compile(r"(?!x)x")
     marker_prefilter: re.Pattern[str] = re.compile(r"(?!x)x")
+    # required literal -> entries that need it; a line is only searched with the patterns
+    # whose literals it contains (a substring test is ~50x cheaper than a regex search)
+    sig_literals: list[tuple[str, list[Signature]]] = field(default_factory=list)
+    sig_always: list[Signature] = field(default_factory=list)
+    marker_literals: list[tuple[str, list[Marker]]] = field(default_factory=list)
+    marker_always: list[Marker] = field(default_factory=list)
 
     def match(self, text: str) -> list[tuple[Signature, dict[str, str]]]:
         """All signatures that match `text`, most specific first (only the first MATCH_CHARS
         characters are looked at: an error is stated at the start of its line)."""
         text = text[:MATCH_CHARS]
-        if not self.prefilter.search(text):
+        candidates = _candidates(text, self.sig_literals, self.sig_always)
+        if not candidates:
             return []
         hits = []
-        for sig in self.signatures:
+        for sig in candidates:
             m = sig.pattern.search(text)
             if m:
                 hits.append((sig, {k: v for k, v in m.groupdict().items() if v is not None}))
@@ -111,14 +121,39 @@ class Knowledge:
     def markers_for(self, text: str) -> list[tuple[Marker, dict[str, str]]]:
         """Phase markers found in `text`."""
         text = text[:MATCH_CHARS]
-        if not self.marker_prefilter.search(text):
+        candidates = _candidates(text, self.marker_literals, self.marker_always)
+        if not candidates:
             return []
         out = []
-        for mk in self.markers:
+        for mk in candidates:
             m = mk.pattern.search(text)
             if m:
                 out.append((mk, {k: v for k, v in m.groupdict().items() if v is not None}))
         return out
+
+
+def _candidates(text: str, literals: Sequence[tuple[str, list[T]]], always: list[T]) -> list[T]:
+    found: list[T] = list(always)
+    for lit, entries in literals:
+        if lit in text:
+            for e in entries:
+                if e not in found:
+                    found.append(e)
+    return found
+
+
+def _index(entries: Sequence[T], pattern_of: Callable[[T], str]
+           ) -> tuple[list[tuple[str, list[T]]], list[T]]:
+    by_literal: dict[str, list[T]] = {}
+    always: list[T] = []
+    for e in entries:
+        lits = required_literals(pattern_of(e))
+        if lits is None:
+            always.append(e)
+            continue
+        for lit in lits:
+            by_literal.setdefault(lit, []).append(e)
+    return list(by_literal.items()), always
 
 
 def knowledge_dir() -> Path:
@@ -208,7 +243,11 @@ def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
             hints.append(FrameHint(entry["phase"], _compile(entry["pattern"], str(path))))
     sig_list = list(sigs.values())
     mk_list = list(markers.values())
+    sig_lits, sig_always = _index(sig_list, lambda e: e.pattern.pattern)
+    mk_lits, mk_always = _index(mk_list, lambda e: e.pattern.pattern)
     return Knowledge(
+        sig_literals=sig_lits, sig_always=sig_always,
+        marker_literals=mk_lits, marker_always=mk_always,
         signatures=sig_list, markers=mk_list, frame_hints=hints,
         prefilter=_union([s.pattern.pattern for s in sig_list]),
         marker_prefilter=_union([m.pattern.pattern for m in mk_list]),

@@ -101,24 +101,32 @@ def _children_map() -> dict[int, list[int]]:
     return kids
 
 
-def _tree_rss_kb(root: int) -> int:
-    """Summed VmRSS of `root` and all its descendants (0 when /proc is unavailable)."""
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _tree_sample(root: int) -> tuple[int, float]:
+    """(summed VmRSS in kB, summed user+system CPU seconds incl. reaped children) of `root` and
+    all its descendants; (0, 0.0) when /proc is unavailable."""
     if not os.path.isdir("/proc"):
-        return 0
+        return 0, 0.0
     kids = _children_map()
-    total, stack = 0, [root]
+    rss, ticks, stack = 0, 0, [root]
     while stack:
         pid = stack.pop()
         stack.extend(kids.get(pid, ()))
         try:
+            with open(f"/proc/{pid}/stat", "rb") as fh:
+                stat = fh.read()
+            f = stat[stat.rfind(b")") + 2 :].split()
+            ticks += int(f[11]) + int(f[12]) + int(f[13]) + int(f[14])  # utime stime cu cs
             with open(f"/proc/{pid}/status", "rb") as fh:
                 for line in fh:
                     if line.startswith(b"VmRSS:"):
-                        total += int(line.split()[1])
+                        rss += int(line.split()[1])
                         break
-        except OSError:
+        except (OSError, ValueError, IndexError):
             pass
-    return total
+    return rss, ticks / _TICK
 
 
 def _loadavg() -> float:
@@ -150,6 +158,7 @@ def run_cmd(
     err_path = tmpdir / "stderr.txt"
     err_fh = open(err_path, "wb")  # noqa: SIM115
     peak_tree = 0
+    tree_cpu = 0.0
     load0 = _loadavg()
     t0 = time.perf_counter()
     proc = subprocess.Popen(argv, stdout=out_fh, stderr=err_fh, stdin=in_fh, start_new_session=True)
@@ -169,7 +178,9 @@ def run_cmd(
                 run.note = f"killed after {timeout:.0f} s"
                 break
             if now >= next_sample:
-                peak_tree = max(peak_tree, _tree_rss_kb(proc.pid))
+                rss, cpu = _tree_sample(proc.pid)
+                peak_tree = max(peak_tree, rss)
+                tree_cpu = max(tree_cpu, cpu)
                 next_sample = now + 0.2
             time.sleep(0.01 if now - t0 < 1 else 0.05)
     finally:
@@ -195,6 +206,8 @@ def run_cmd(
         run.cpu = cpu
     if run.cpu is None and ru is not None and run.status != "timed out":
         run.cpu = ru.ru_utime + ru.ru_stime
+    if run.status == "timed out":  # killed: only the /proc samples know what it used
+        run.cpu = tree_cpu or None
     if run.rss_kb is None and ru is not None and run.status != "timed out":
         run.rss_kb = ru.ru_maxrss
     if run.status == "ok" and run.rc not in (0, None) and not (
@@ -274,7 +287,18 @@ def machine_description(loglens: str | None, lnav: str | None) -> dict[str, str]
         "grep": (_out(["grep", "-V"]).splitlines() or ["?"])[0],
         "locale": os.environ.get("LC_ALL") or os.environ.get("LANG") or "unset",
         "rss_method": rss_method(),
+        "source": _source_state(),
     }
+
+
+def _source_state() -> str:
+    """Which loglens code was measured (read-only git queries; the tree may be dirty)."""
+    head = _out(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
+    if not head:
+        return "not a git checkout"
+    dirty = _out(["git", "-C", str(REPO), "status", "--porcelain", "--", "analyzer", "grammars"])
+    n = len([x for x in dirty.splitlines() if x.strip()])
+    return f"git {head}" + (f" + {n} uncommitted change(s) under analyzer/ grammars/" if n else "")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -536,6 +560,8 @@ def table(runs: list[Run]) -> str:
             rss = f"{r.rss_kb / 1024:.0f}" if r.rss_kb else "–"
             trss = f"{r.tree_rss_kb / 1024:.0f}" if r.tree_rss_kb else "–"
             cpu = f"{r.cpu:.2f}" if r.cpu is not None else "–"
+            if r.status == "timed out" and r.cpu is not None:
+                cpu = f">{r.cpu:.0f}"
             load = f"{r.load[0]:.1f}→{r.load[1]:.1f}" if r.load else "–"
             if r.attempts > 1:
                 note = (note + "; " if note else "") + f"best of {r.attempts}"
@@ -559,7 +585,7 @@ def checks_md(checks: list[dict[str, object]]) -> str:
 
 def write_report(path: Path, machine: dict[str, str], runs: list[Run],
                  checks: list[dict[str, object]], argv: list[str], files: dict[str, dict],
-                 complete: bool, timeout: float) -> str:
+                 complete: bool, timeouts: dict[str, float]) -> str:
     now = datetime.now(UTC).strftime("%Y-%m-%d %H:%M UTC")
     m = machine
     parts = [
@@ -572,9 +598,11 @@ def write_report(path: Path, machine: dict[str, str], runs: list[Run],
         f"- CPU: {m['cpu']}, nproc = {m['nproc']}; RAM {m['ram']}; Linux {m['kernel']}",
         f"- loglens {m['loglens']} on Python {m['python']} (polars {m['polars']}); "
         f"{m['lnav']}; {m['grep']}; locale {m['locale']}",
+        f"- loglens source measured: {m['source']}",
         f"- peak RSS: {m['rss_method']}; \"tree RSS\" = summed RSS of the process tree, sampled "
         "from /proc every 0.2 s",
-        f"- per-run timeout {timeout:.0f} s; page cache warmed before each size; runs never "
+        "- per-run timeout " + ", ".join(f"{k}: {v:.0f} s" for k, v in timeouts.items())
+        + "; page cache warmed before each size; runs never "
         "overlap (but other users' jobs may share the CPUs: the load 1m column is the 1-minute "
         "load average before→after each run, and CPU s = user+system time is the "
         f"contention-proof number); runs shorter than {REPEAT_BELOW_S:.0f} s are repeated and "
@@ -619,8 +647,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help="~8 MB smoke run for CI (6 s per-run timeout; < 30 s in total)")
     ap.add_argument("--skip-lnav", action="store_true", help="do not run lnav")
-    ap.add_argument("--timeout", type=float, default=None,
-                    help="per-run timeout in seconds (default 1800; --quick: 6)")
+    ap.add_argument("--timeout", default=None,
+                    help="per-run timeout in seconds (default 1800; --quick: 6), or per size: "
+                         "64M=1800,256M=3600,1G=1800")
     ap.add_argument("--loglens", default=None,
                     help="loglens executable (default .venv/bin/loglens)")
     ap.add_argument("--data-dir", type=Path, default=HERE / "data")
@@ -637,7 +666,14 @@ def main(argv: list[str] | None = None) -> int:
              if s.strip()]
     for s in sizes:
         gen_log.parse_size(s)
-    timeout = args.timeout if args.timeout is not None else (6.0 if args.quick else 1800.0)
+    default_timeout = 6.0 if args.quick else 1800.0
+    timeouts: dict[str, float] = {}
+    for part in (args.timeout or "").split(","):
+        if "=" in part:
+            k, v = part.split("=", 1)
+            timeouts[k.strip()] = float(v)
+        elif part.strip():
+            default_timeout = float(part)
     if args.repeat is None:
         args.repeat = 1 if args.quick else 3
     out = args.out or (args.data_dir / "results-quick.md" if args.quick else HERE / "results.md")
@@ -658,6 +694,7 @@ def main(argv: list[str] | None = None) -> int:
     all_runs: list[Run] = []
     all_checks: list[dict[str, object]] = []
     files: dict[str, dict] = {}
+    used_timeouts: dict[str, float] = {}
     report = ""
     for i, label in enumerate(sizes):
         paths = ensure_log(args.data_dir, label, args.seed)
@@ -666,12 +703,14 @@ def main(argv: list[str] | None = None) -> int:
                         "gz_bytes": paths["gz"].stat().st_size,
                         "small_lines": meta["small_lines"]}
         with tempfile.TemporaryDirectory(prefix=f"bench-{label}-") as work:
+            timeout = timeouts.get(label, default_timeout)
             runs, checks = bench_size(label, paths, loglens, lnav, timeout, Path(work),
                                       repeat=args.repeat)
         all_runs += runs
         all_checks += checks
+        used_timeouts[label] = timeout
         report = write_report(out, machine, all_runs, all_checks, argv, files,
-                              complete=i == len(sizes) - 1, timeout=timeout)
+                              complete=i == len(sizes) - 1, timeouts=used_timeouts)
         raw = args.data_dir / ("results-quick.json" if args.quick else "results.json")
         raw.write_text(json.dumps({"machine": machine, "runs": [asdict(r) for r in all_runs],
                                    "checks": all_checks, "files": files}, indent=1, default=str))

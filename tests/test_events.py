@@ -8,11 +8,12 @@ or `pytest --update-golden`; review their diff against the logs before committin
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import random
 import tempfile
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -27,10 +28,12 @@ from analyzer.framing import Framer
 from analyzer.model import Event, SourceLine
 from tests.golden_events import (
     CORPUS,
+    YEAR,
+    block_exc_type,
     corpus_logs,
     golden_path,
+    line_ranges,
     render,
-    summarize,
     summarize_events,
 )
 
@@ -87,12 +90,17 @@ def events_of_bytes(data: bytes) -> list[Event] | None:
             return None
 
 
+@functools.cache
+def corpus_events(log: Path) -> tuple[Event, ...]:
+    """A corpus log's events, parsed once for all the tests of this module."""
+    return tuple(api.events([str(log)], year=YEAR))
+
+
 @pytest.mark.corpus
 @pytest.mark.parametrize("log", LOGS, ids=IDS)
 def test_corpus_lines_each_belong_to_one_event(log: Path) -> None:
     """Every line of every corpus log is owned by exactly one event."""
-    events = list(api.events([str(log)], year=2025))
-    assert_covers(events, physical_lines(log.read_bytes()))
+    assert_covers(corpus_events(log), physical_lines(log.read_bytes()))
 
 
 # Real line shapes, so that generated input exercises wrappers, heads and block assembly.
@@ -112,7 +120,8 @@ SNIPPETS = [
     "Thread 0x00007ee0b4dff640 (most recent call first):",
     "terminate called after throwing an instance of 'c10::DistBackendError'",
     "  what():  [PG 0 Rank 3] Process group watchdog thread terminated with exception",
-    "Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1521",
+    "Exception raised from ncclCommWatchdog at ../torch/csrc/distributed/c10d/"
+    "ProcessGroupNCCL.cpp:1521 (most recent call first):",
     "frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f in libc10.so)",
     "==== backtrace (tid:    319) ====",
     " 0 0x0000000000042520 __sigaction()  ???:0",
@@ -205,7 +214,7 @@ def test_every_log_has_a_golden_summary() -> None:
 def test_golden_summary(log: Path, update_golden: bool) -> None:
     """The parser's summary of the log equals the reviewed, checked-in one."""
     path = golden_path(log)
-    current = summarize(log)
+    current = summarize_events(corpus_events(log), log.stem)
     if update_golden:
         path.write_text(render(current), encoding="utf-8")
         return
@@ -240,6 +249,110 @@ def test_summary_shape() -> None:
     assert [(b["lines"], b["exc_type"], b["rank"]) for b in s["blocks"]] == [
         ("1,3,5,7", "ValueError", {"global": 1}), ("2,4,9", "KeyError", {"global": 2})]
     assert s["plain"] == {"count": 1, "blank": 1, "sample": [{"line": 6, "text": "just a line"}]}
+
+
+# -- block assembly ------------------------------------------------------------------------
+
+BLOCK_CASES = {
+    "C++ abort: what() goes on with NCCL's Last error": ("""
+terminate called after throwing an instance of 'std::runtime_error'
+  what():  NCCL error: unhandled system error, NCCL version 2.14.3
+ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error.
+Last error:
+NET/IB : Got completion from peer 10.0.0.2<48598> with error 12, opcode 0, len 0, vendor err 129
+""", [("cpp_abort", "1-5", "std::runtime_error")]),
+    "C++ abort: c10 hints, a blank line, then the c10 frames": ("""
+terminate called after throwing an instance of 'c10::Error'
+  what():  CUDA error: an illegal memory access was encountered
+For debugging consider passing CUDA_LAUNCH_BLOCKING=1
+
+Exception raised from c10_cuda_check_implementation at Exc.cpp:43 (most recent call first):
+frame #0: c10::Error::Error(c10::SourceLocation, std::string) + 0x57 (0x7f in /usr/lib/libc10.so)
+Fatal Python error: Aborted
+""", [("cpp_abort", "1-6", "c10::Error"), ("faulthandler", "7", "Aborted")]),
+    "a chained exception after text below the message": ("""
+torch._dynamo.exc.InternalTorchDynamoError: RuntimeError: Cannot call current_seed during capture
+
+You can suppress this exception and fall back to eager by setting:
+    import torch._dynamo
+    torch._dynamo.config.suppress_errors = True
+
+
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/srv/scheduler.py", line 2255, in run_scheduler_process
+    scheduler = Scheduler(server_args)
+RuntimeError: Capture cuda graph failed
+""", [("traceback", "1-13", "torch._dynamo.exc.InternalTorchDynamoError")]),
+    "text held after a message is released when no chain follows": ("""
+Traceback (most recent call last):
+  File "/srv/a.py", line 1, in f
+ValueError: boom
+
+Killed
+some other output
+""", [("traceback", "1-3", "ValueError"), ("plain", "4", None), ("plain", "5", None),
+      ("plain", "6", None)]),
+    "a fragment that starts at the chain line": ("""
+During handling of the above exception, another exception occurred:
+
+Traceback (most recent call last):
+  File "/srv/a.py", line 1, in f
+Exception: Capture cuda graph failed
+""", [("traceback", "1-5", "Exception")]),
+    "faulthandler stacks without the Fatal Python error line": ("""
+Thread 0x00007f0159038740 (most recent call first):
+  File "/opt/conda/lib/python3.10/threading.py", line 320 in wait
+  File "/opt/conda/lib/python3.10/queue.py", line 171 in get
+
+Current thread 0x00007f95ca716740 (most recent call first):
+  File "/srv/pynccl.py", line 138 in all_reduce
+""", [("faulthandler", "1-6", None)]),
+    "faulthandler frames without their thread line": ("""
+  File "/opt/conda/lib/python3.10/threading.py", line 607 in wait
+  File "/opt/conda/lib/python3.10/threading.py", line 973 in _bootstrap
+""", [("faulthandler", "1-2", None)]),
+    "py-spy dump": ("""
+Process 310: sglang::scheduler_TP7
+Python v3.12.12 (/usr/bin/python3.12)
+
+Thread 310 (active): "MainThread"
+    _apply (penaltylib/min_new_tokens.py:78)
+    run_scheduler_process (scheduler.py:2769)
+Thread 1607 (idle): "Thread-1 (_read_thread)"
+    _recv_msg (torch/_inductor/compile_worker/subproc_pool.py:61)
+""", [("pyspy", "1-8", None)]),
+}
+
+
+@pytest.mark.parametrize("name", list(BLOCK_CASES))
+def test_block_assembly(name: str) -> None:
+    """Multi-line shapes come out as one block each, with the lines and type they own."""
+    text, expected = BLOCK_CASES[name]
+    events = events_of_text(text.strip("\n"))
+    got = [(ev.kind, line_ranges(ev.lines), block_exc_type(ev)) for ev in events]
+    assert got == expected
+
+
+def test_pyspy_fields() -> None:
+    """A py-spy dump keeps each thread's frames and the rank named by the dumped process."""
+    text, _ = BLOCK_CASES["py-spy dump"]
+    [ev] = events_of_text(text.strip("\n"))
+    assert ev.rank == {"tp": 7} and ev.level is None
+    assert ev.fields["pid"] == 310
+    threads = ev.fields["threads"]
+    assert [(t["id"], t["state"], t["name"]) for t in threads] == [
+        ("310", "active", "MainThread"), ("1607", "idle", "Thread-1 (_read_thread)")]
+    assert threads[0]["frames"][0] == {"func": "_apply", "file": "penaltylib/min_new_tokens.py",
+                                       "line": 78, "index": 4}
+
+
+def test_cpp_abort_what_keeps_nccl_detail() -> None:
+    """The what() text of an NCCL abort includes the lines NCCL appends."""
+    text, _ = BLOCK_CASES["C++ abort: what() goes on with NCCL's Last error"]
+    [ev] = events_of_text(text.strip("\n"))
+    assert "Last error:" in ev.fields["what"] and "vendor err 129" in ev.fields["what"]
 
 
 # -- interleaved tracebacks -------------------------------------------------------------------
@@ -340,11 +453,18 @@ def check_whole(events: list[Event], piece: Piece, lines: list[int]) -> None:
     assert ev.message.startswith(piece.message_start), ev.message
 
 
-PAIRS = {
-    "torch [rankN]: prefixes": (rank11_torch, lambda: import_error_as("[rank3]: ", {"global": 3}),
-                                TORCH_OTHERS),
-    "vLLM worker prefixes": (rank6_vllm, lambda: import_error_as(
-        "(VllmWorker rank=1 pid=5356) " + VLLM_HEAD, {"global": 1}), VLLM_OTHERS),
+def rank3_torch_import_error() -> Piece:
+    return import_error_as("[rank3]: ", {"global": 3})
+
+
+def rank1_vllm_import_error() -> Piece:
+    return import_error_as("(VllmWorker rank=1 pid=5356) " + VLLM_HEAD, {"global": 1})
+
+
+# two ranks' tracebacks and the other writers' lines that land between them
+PAIRS: dict[str, tuple[Callable[[], Piece], Callable[[], Piece], list[str]]] = {
+    "torch [rankN]: prefixes": (rank11_torch, rank3_torch_import_error, TORCH_OTHERS),
+    "vLLM worker prefixes": (rank6_vllm, rank1_vllm_import_error, VLLM_OTHERS),
 }
 
 

@@ -37,7 +37,7 @@ def observed(frame: Frame) -> dict[str, Any]:
     """Everything a case may check, from one frame and its single-line event."""
     head = frame.head
     ev = line_event(frame)
-    states = ev.fields.get("states") or (
+    states = ev.fields.get("states") or ev.fields.get("progress") or (
         [{"n": ev.fields["n"], "total": ev.fields["total"]}] if "n" in ev.fields else [])
     head_fields = dict(head.fields) if head is not None else {}
     return {

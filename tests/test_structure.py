@@ -6,7 +6,6 @@ CPython 3.11's own output); the parsers get bodies, i.e. lines with prefixes pee
 Log lines keep their real width, hence the E501 exemption.
 """
 
-# ruff: noqa: E501
 
 from __future__ import annotations
 

@@ -32,6 +32,7 @@ class Analyzer:
     knowledge: Knowledge
     findings: list[Finding] = field(default_factory=list)
     events: int = 0
+    skipped: int = 0  # ordinary lines the fast path counted without analysing
     plain_lines: int = 0
     blocks: int = 0
     config: dict[str, Any] = field(default_factory=dict)

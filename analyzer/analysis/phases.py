@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import deque
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -13,6 +15,7 @@ SERVER_SYSTEMS = ("sglang", "vllm", "uvicorn")
 NEXT_PHASE = {"launch": "dist_init", "dist_init": "weight_load", "weight_load": "kv_cache_alloc",
               "compile": "kv_cache_alloc", "kv_cache_alloc": "cuda_graph_capture",
               "cuda_graph_capture": "warmup", "warmup": "ready", "ready": "serving"}
+ALIVE_KEEP = 3  # = causality.SURVIVED_AFTER: only whether that many came after matters
 STARTUP_PHASES = ("weight_load", "compile", "kv_cache_alloc", "cuda_graph_capture", "warmup")
 
 Key = tuple[int | None, str | None]
@@ -49,8 +52,8 @@ class PhaseTracker:
     last_phase: str | None = None
     last_progress: str | None = None
     hits: list[tuple[str, int]] = field(default_factory=list)  # (marker id, line)
-    alive: list[int] = field(default_factory=list)  # lines showing a healthy server (ready,
-    # successful serving), to tell a fatal error from one the server survived
+    alive: deque[int] = field(default_factory=lambda: deque(maxlen=ALIVE_KEEP))  # the last
+    # lines showing a healthy server (ready, successful serving): did it outlive an error?
     activity_line: int = 0  # the last line that showed progress of any kind
 
     def key(self, ev: Event) -> Key:
@@ -92,8 +95,7 @@ class PhaseTracker:
         status = groups.get("status")
         if marker.edge == "ready" or (marker.edge == "serving"
                                       and (status is None or status.startswith("2"))):
-            if len(self.alive) < 100_000:
-                self.alive.append(ev.line_start)
+            self.alive.append(ev.line_start)
         spans = self.spans.setdefault(key, [])
         current = spans[-1] if spans else None
         if current is not None and current.phase == marker.phase:
@@ -119,10 +121,14 @@ class PhaseTracker:
         self.last_phase = marker.phase
 
     def alive_after(self, line: int) -> int:
-        """How many ready/successful-serving lines came after `line`."""
-        from bisect import bisect_right
+        """How many ready/successful-serving lines came after `line` (at most ALIVE_KEEP)."""
+        return sum(1 for a in self.alive if a > line)
 
-        return len(self.alive) - bisect_right(self.alive, line)
+    def note_alive(self, lines: Iterable[int]) -> None:
+        """Serving lines the fast path summarised instead of feeding."""
+        for line in lines:
+            if not self.alive or line > self.alive[-1]:
+                self.alive.append(line)
 
     def phase_at(self, line: int, key: Key | None = None) -> str | None:
         """The phase a rank (or, failing that, the whole job) was in at `line`."""

@@ -1,0 +1,143 @@
+"""Skip ordinary lines in bulk, so a multi-GB log costs little more than reading it.
+
+Most lines of a day of serving are decode-batch, access and NCCL INFO lines that can change
+nothing but a counter. Each chunk of lines goes through two vectorised regular expressions
+(polars, i.e. Rust's regex engine, which handles a union of hundreds of patterns with a
+literal prefilter and a lazy DFA): lines that may matter — any signature, phase marker,
+error-ish word, block start or indented continuation — take the full path (framing, blocks,
+analysis); frequent serving lines are summarised (first and last per writer, and the last few
+as "alive" evidence); everything else is only counted. `tests/test_fastpath.py` checks that the
+answers are the same as with every line on the full path.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable, Iterator, Sequence
+
+import polars as pl
+
+from .literals import required_literals
+from .model import SourceLine
+from .signatures import NAMED_GROUP, Knowledge
+
+CHUNK = 65_536
+KEY_CHARS = 48  # a serving line's writer is told apart by its first characters (head, tags)
+
+# Lines worth a full look whatever the knowledge files say: error-ish words (any case), block
+# starts and continuations (indented lines), progress bars, configuration dumps, failed requests.
+ALWAYS = (
+    r"(?i:error|exception|warn|fail|fatal|abort|killed|kill |timeout|timed out|segfault|"
+    r"refused|denied|unable|cannot|could not|traceback|panic|sigquit|sigterm|signal|oom|"
+    r"out of memory|died|dead|hang|stuck|terminate|crash|core dump|interrupt|exit)",
+    r"^\s",
+    r"^(?:Thread|Current thread) 0x|^=+|^\S+ FAILED|^(?:Call stack|Message|Arguments):",
+    r"%\||% Completed|\d+/\d+ \[",
+    r"server_args=|args: Namespace\(|non-default args:|with config:",
+    r"HTTP/[\d.]+\" [45]\d\d",
+    r"NVRM|Xid|oom-kill|\bnccl\b|NCCL WARN",
+)
+
+
+def _strip(pattern: str) -> str:
+    return NAMED_GROUP.sub("(?:", pattern)
+
+
+_CACHE: dict[int, tuple[Knowledge, tuple[str, str]]] = {}
+
+
+def _patterns(knowledge: Knowledge) -> tuple[str, str]:
+    serving = [m.pattern.pattern for m in knowledge.markers if m.edge == "serving"]
+    other = [s.pattern.pattern for s in knowledge.signatures]
+    other += [m.pattern.pattern for m in knowledge.markers if m.edge != "serving"]
+    parts: set[str] = set()
+    for pattern in other:  # a union of full patterns is slow; their required literals are not
+        lits = required_literals(pattern)
+        if lits is None:
+            parts.add(f"(?:{_strip(pattern)})")
+        else:
+            parts.update(re.escape(lit) for lit in lits)
+    union = "|".join([*sorted(parts), *(f"(?:{p})" for p in ALWAYS)])
+    serve = "|".join(f"(?:{_strip(p)})" for p in serving) or r"^\b$"
+    return union, serve
+
+
+def patterns(knowledge: Knowledge) -> tuple[str, str]:
+    """(lines that need the full path, frequent serving lines) as Rust-regex unions."""
+    hit = _CACHE.get(id(knowledge))
+    if hit is None or hit[0] is not knowledge:
+        hit = (knowledge, _patterns(knowledge))
+        _CACHE[id(knowledge)] = hit
+    return hit[1]
+
+
+def batched(lines: Iterable[SourceLine], size: int = CHUNK) -> Iterator[list[SourceLine]]:
+    """Lists of at most `size` lines."""
+    batch: list[SourceLine] = []
+    for line in lines:
+        batch.append(line)
+        if len(batch) >= size:
+            yield batch
+            batch = []
+    if batch:
+        yield batch
+
+
+def merged(batches: Iterable[tuple[int, list[str]]], size: int = CHUNK
+           ) -> Iterator[tuple[int, list[str]]]:
+    """Join the reader's per-chunk batches into about `size` lines: fewer, bigger vectorised
+    calls."""
+    first, texts = 0, list[str]()
+    for start, lines in batches:
+        if not texts:
+            first = start
+        texts.extend(lines)
+        if len(texts) >= size:
+            yield first, texts
+            texts = []
+    if texts:
+        yield first, texts
+
+
+def select(batch: Sequence[str], knowledge: Knowledge) -> tuple[list[int], list[int]]:
+    """Indices that need the full path (sorted), and indices of the summarised serving lines."""
+    union, serve = patterns(knowledge)
+    texts = pl.Series("t", batch, dtype=pl.Utf8)
+    full = texts.str.contains(union)
+    serving = texts.str.contains(serve) & ~full
+    wanted = set(full.arg_true().to_list())
+    serving_idx = serving.arg_true().to_list()
+    if serving_idx:
+        keys = (texts.gather(serving_idx).str.slice(0, KEY_CHARS)
+                .str.replace_all(r"[\d:.,T-]+", ""))
+        frame = pl.DataFrame({"i": serving_idx, "k": keys})
+        ends = frame.group_by("k").agg(pl.col("i").first().alias("a"),
+                                       pl.col("i").last().alias("b"))
+        wanted.update(ends["a"].to_list())
+        wanted.update(ends["b"].to_list())
+    return sorted(wanted), serving_idx
+
+
+def walk(first: int, batch: Sequence[str], name: str, full_idx: Sequence[int],
+         block_open: Callable[[], bool], feed: Callable[[SourceLine], None],
+         skip: Callable[[SourceLine, int], None]) -> None:
+    """Feed the selected lines (and every line while a block is open); report the others.
+
+    `skip(last_line, count)` gets the last line of each skipped run, whose timestamp the next
+    fed line may inherit.
+    """
+    n = len(batch)
+    i = p = 0
+    while i < n:
+        if block_open():
+            feed(SourceLine(first + i, batch[i], name))
+            i += 1
+            continue
+        while p < len(full_idx) and full_idx[p] < i:
+            p += 1
+        j = full_idx[p] if p < len(full_idx) else n
+        if j > i:
+            skip(SourceLine(first + j - 1, batch[j - 1], name), j - i)
+        if j < n:
+            feed(SourceLine(first + j, batch[j], name))
+        i = j + 1

@@ -1,0 +1,77 @@
+"""Speed never changes answers: the fast path (ordinary lines only counted) gives the same
+verdict, root cause and symptoms as the full path on every corpus case and on a long serving
+log with a crash at the end."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from analyzer import api
+from analyzer.literals import required_literals
+from tests.conftest import corpus_logs
+
+CASES = corpus_logs()
+
+
+def _answer(report: dict) -> tuple:
+    rc = report["root_cause"] or {}
+    return (report["verdict"], rc.get("line"), rc.get("text"), rc.get("category"), rc.get("rank"),
+            [s["line"] for s in report["symptoms"]])
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("log", CASES, ids=[p.stem for p in CASES])
+def test_fast_path_matches_full_path(log: Path) -> None:
+    fast = api.explain([str(log)], excerpts=False, fast=True)
+    full = api.explain([str(log)], excerpts=False, fast=False)
+    assert _answer(fast) == _answer(full)
+
+
+def test_fast_path_on_a_long_serving_log(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    lines = [
+        "[2025-05-12 09:14:03] server_args=ServerArgs(model_path='/m', tp_size=8, "
+        "mem_fraction_static=0.88)",
+        "[2025-05-12 09:15:40] The server is fired up and ready to roll!",
+    ]
+    for i in range(30_000):
+        s = 100 + i // 40
+        ts = f"2025-05-12 10:{(s // 60) % 60:02d}:{s % 60:02d}"
+        lines.append(f"[{ts} TP{rng.randrange(8)}] Decode batch. #running-req: {rng.randrange(64)}, "
+                     f"#token: {rng.randrange(90000)}, token usage: 0.{rng.randrange(99):02d}, "
+                     f"cuda graph: True, gen throughput (token/s): {rng.random() * 3000:.2f}, "
+                     "#queue-req: 0")
+        if i % 9 == 0:
+            lines.append(f'[{ts}] INFO:     127.0.0.1:{40000 + i % 999} - "POST /generate '
+                         'HTTP/1.1" 200 OK')
+    lines += [
+        "[2025-05-12 11:00:00 TP3] Scheduler hit an exception: Traceback (most recent call last):",
+        '  File "/srv/sglang/srt/managers/scheduler.py", line 1, in event_loop_normal',
+        "    self.run_batch()",
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a "
+        "total capacity of 79.15 GiB of which 1.23 GiB is free.",
+        "[2025-05-12 11:00:01] Received sigquit from a child process. It usually means the child "
+        "failed.",
+        "Killed",
+    ]
+    log = tmp_path / "serving.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fast = api.explain([str(log)], excerpts=False, fast=True)
+    full = api.explain([str(log)], excerpts=False, fast=False)
+    assert _answer(fast) == _answer(full)
+    assert fast["root_cause"]["text"].startswith("torch.OutOfMemoryError")
+    assert fast["stats"]["ordinary_lines_skipped"] > 25_000
+
+
+@pytest.mark.parametrize(("pattern", "must_contain"), [
+    (r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<s>\d+)", "Watchdog caught"),
+    (r"(?:Worker|Engine core) proc \S+ died unexpectedly", " died unexpectedly"),
+    (r"NCCL WARN (?:Bootstrap : no socket|NET/Socket : No usable)", "Bootstrap : no socket"),
+    (r"[Ww]atchdog timeout \(self", "atchdog timeout (self"),
+])
+def test_required_literals(pattern: str, must_contain: str) -> None:
+    lits = required_literals(pattern)
+    assert lits is not None and any(must_contain in lit or lit in must_contain for lit in lits)
