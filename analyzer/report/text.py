@@ -259,9 +259,9 @@ def _timeline(report: Mapping[str, Any]) -> list[RenderableType]:
     note = f"times on {date}" if date else ""
     out: list[RenderableType] = [_title("Timeline", note)]
     open_phase = False
-    for index, rows in enumerate(list(groups.values())[:MAX_TIMELINES]):
-        first = rows[0]
-        label = who(first.get("rank"), first.get("process"))
+    merged = _merge_identical(list(groups.values()))
+    for index, (labels, rows) in enumerate(merged[:MAX_TIMELINES]):
+        label = labels
         if index:
             out.append(Text(""))
         table = Table(
@@ -292,14 +292,51 @@ def _timeline(report: Mapping[str, Any]) -> list[RenderableType]:
             table.caption = f"… and {len(rows) - MAX_PHASES:,} more phases"
             table.caption_justify = "left"
         out.append(_indent(table))
-    if len(groups) > MAX_TIMELINES:
-        more = len(groups) - MAX_TIMELINES
+    if len(merged) > MAX_TIMELINES:
+        more = len(merged) - MAX_TIMELINES
         out.append(
             _indent(Text(f"… and {more:,} more ranks/processes (see --format json)", style="dim"))
         )
     if open_phase:
         out.append(_indent(Text("+ phase still open at the end of the log", style="dim")))
     return out
+
+
+def _merge_identical(groups: list[list[Mapping[str, Any]]]
+                     ) -> list[tuple[str, list[Mapping[str, Any]]]]:
+    """Ranks that went through the same phases at the same times share one table: eight
+    identical TP ranks read better as "ranks 0-7" than as eight copies."""
+    merged: dict[tuple[Any, ...], list[list[Mapping[str, Any]]]] = {}
+    for rows in groups:
+        key = tuple((r.get("phase"), r.get("start"), r.get("end"), r.get("progress"))
+                    for r in rows)
+        merged.setdefault(key, []).append(rows)
+    out = []
+    for members in merged.values():
+        firsts = [m[0] for m in members]
+        if len(members) == 1:
+            out.append((who(firsts[0].get("rank"), firsts[0].get("process")), members[0]))
+            continue
+        ranks = [f.get("rank") for f in firsts]
+        if all(isinstance(r, int) for r in ranks):
+            label = "ranks " + _ranges(sorted(int(r) for r in ranks if isinstance(r, int)))
+        else:
+            label = ", ".join(who(f.get("rank"), f.get("process")) for f in firsts)
+        out.append((label, members[0]))
+    return out
+
+
+def _ranges(numbers: list[int]) -> str:
+    parts: list[str] = []
+    start = prev = numbers[0]
+    for n in [*numbers[1:], None]:
+        if n is not None and n == prev + 1:
+            prev = n
+            continue
+        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
+        if n is not None:
+            start = prev = n
+    return ", ".join(parts)
 
 
 def _warnings(report: Mapping[str, Any]) -> list[RenderableType]:
