@@ -22,6 +22,7 @@ MAX_WARNINGS = 200
 MAX_BLOCK_PHASES = 1000
 NEAR_LINES = 200
 HANG_PHASES = ("dist_init",)
+IGNORED_MARKERS = ("python.exception_ignored",)
 NCCL_COMM_RANK = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks \d+")
 
 
@@ -40,6 +41,7 @@ class Analyzer:
     phases: PhaseTracker = field(init=False)
     warnings: dict[str, dict[str, Any]] = field(default_factory=dict)
     nccl_ranks: dict[str, int] = field(default_factory=dict)  # "host:pid" -> rank
+    _ignored_line: int = -10
     block_phases: list[tuple[int, str]] = field(default_factory=list)  # (line, phase from stack)
 
     def __post_init__(self) -> None:
@@ -71,10 +73,20 @@ class Analyzer:
             found = block_findings(ev, self.blocks, self.knowledge)
         else:
             found = line_findings(ev, self.knowledge)
+        if ev.kind in BLOCK_KINDS and ev.line_start - 1 == self._ignored_line:
+            for f in found:  # "Exception ignored in: ..." then the traceback Python ignored
+                if f.role == "statement":
+                    f.kind, f.tier = "nonfatal", 8
+                    f.reason = "an exception Python reported as ignored (e.g. in __del__)"
         for f in found:
             f.seq = self.input_index * 10**12 + f.line
+            if f.sig is not None and f.sig.id in IGNORED_MARKERS:
+                self._ignored_line = f.line
             if f.kind == "benign" or (f.kind == "error" and ev.level == "warning"):
                 self._warning(f, benign=True)
+                continue
+            if f.kind == "nonfatal":
+                self._warning(f, benign=False)
                 continue
             self.findings.append(f)
         if ev.level == "warning" and not found and ev.kind not in BLOCK_KINDS:

@@ -145,6 +145,9 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     f = _base(ev, stmt_i, kind=kind, tier=tier, sig=sig, category=category, groups=groups,
               role="statement", block=index)
     f.frames = stack_of(ev)
+    if ev.level in ("warning", "info", "debug") and f.tier <= 2:
+        f.kind, f.tier = "nonfatal", 8
+        f.reason = (f"logged at {ev.level.upper()} level: the program reported it and went on")
     if in_handler:
         f.kind, f.tier, f.role = "symptom", 3, "handler"
         f.reason = ("raised inside a signal handler or while logging: the interrupted code is a "
