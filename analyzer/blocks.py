@@ -53,6 +53,9 @@ LOGGING_ERROR = "--- Logging error ---"
 LOGGING_CONT = re.compile(r"^(?:Call stack:|Message: |Arguments: |Logged from file "
                           r"|Unable to print the message|Use the traceback above)")
 MAX_MESSAGE_LINES = 60
+# A block that got no line of its own for this many lines is over: other writers' lines pass
+# an open block, and the events after its start wait for it (bounded memory on long logs).
+STALE_LINES = 500
 COUNT = r"\d+(?:\.\d+)?[kMGTPEZY]?"  # tqdm's unit_scale shows "7.30k/7.30k", "4.99G/4.99G"
 # tqdm state: "<desc>: 42%|####  | 10/24 [00:03<00:04,  3.1it/s]"
 # or "<desc>:  42% Completed | 10/24 [...]".
@@ -127,6 +130,7 @@ class Block:
         self.holding = False
         self.message_lines = 0
         self.last_was_frame = bool(FRAME.match(body))
+        self.last_line = first.lineno  # the last line this block took (or holds)
 
     @property
     def start(self) -> int:
@@ -134,6 +138,12 @@ class Block:
 
     def offer(self, frame: Frame, body: str) -> bool:
         """Take the line if it continues this block (or may still, see `pending`)."""
+        taken = self._offer(frame, body)
+        if taken:
+            self.last_line = frame.lineno
+        return taken
+
+    def _offer(self, frame: Frame, body: str) -> bool:
         if not body.strip():
             if len(self.pending) < (HOLD_MAX if self.holding else 2):
                 self.pending.append((frame, body))
@@ -436,6 +446,7 @@ class Assembler:
         key = continuation_key(frame)
         if key is not None and key in self.open:
             if self.open[key].offer(frame, body):
+                self._close_stale(frame.lineno)
                 yield from self._release()
                 return
             self._close(key)
@@ -455,7 +466,14 @@ class Assembler:
             self.open[block_key] = Block("traceback", block_key, frame, body)
         else:
             self._push(line_event(frame))
+        self._close_stale(frame.lineno)
         yield from self._release()
+
+    def _close_stale(self, lineno: int) -> None:
+        """Close the blocks that took no line for STALE_LINES lines."""
+        if self.open:
+            for key in [k for k, b in self.open.items() if lineno - b.last_line > STALE_LINES]:
+                self._close(key)
 
     def finish(self) -> Iterator[Event]:
         """Close every open block and flush."""

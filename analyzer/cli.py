@@ -71,6 +71,8 @@ def explain(
     if bad:
         raise UsageError(f"--fail-on: unknown verdict(s): {', '.join(sorted(bad))}")
     report = api.explain(files, rules=[str(r) for r in rules or []], year=year)
+    for note in report["stats"].get("notes", []):
+        typer.echo(f"loglens: warning: {note}", err=True)
     use_color = color if color is not None else (sys.stdout.isatty() and output is None
                                                  and "NO_COLOR" not in os.environ)
     width = 100

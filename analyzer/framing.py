@@ -128,10 +128,7 @@ class Framer:
                     continue
                 end, fields = hit
                 rest = text[pos + end:]
-                if parser.name == "pdsh" and (not LOOKS_LIKE_RECORD.match(rest) if rest.strip()
-                                              else pos != 0):
-                    continue  # "host:" alone is an empty line of that host, not a word + colon
-                if parser.name == "pdsh" and rest.strip() and not text[pos + end - 1].isspace():
+                if parser.name == "pdsh" and not _pdsh_prefix(text, pos, end, rest):
                     continue
                 prefixes.append(Prefix(parser.name, text[pos:pos + end], _clean_fields(fields)))
                 pos += end
@@ -326,9 +323,16 @@ class Framer:
         elif rule == "tag":
             tag = str(f["TAG"])
             head.system = TAG_SYSTEMS.get(tag.lower(), "other")
-            head.process = tag
             head.fields["tag"] = tag
         return head
+
+
+def _pdsh_prefix(text: str, pos: int, end: int, rest: str) -> bool:
+    """Whether "host:" is pdsh's label: "host: <a record>", or "host:" alone (an empty
+    output line of that host, outermost only), not a word and a colon."""
+    if not rest.strip():
+        return pos == 0
+    return text[pos + end - 1].isspace() and bool(LOOKS_LIKE_RECORD.match(rest))
 
 
 def _iso_from_date(framer: Framer, date: str, time: str, frac: Any) -> str | None:

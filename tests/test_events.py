@@ -22,7 +22,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer import api
-from analyzer.blocks import Assembler
+from analyzer.blocks import STALE_LINES, Assembler
 from analyzer.errors import InputError
 from analyzer.framing import Framer
 from analyzer.model import Event, SourceLine
@@ -353,6 +353,23 @@ def test_cpp_abort_what_keeps_nccl_detail() -> None:
     text, _ = BLOCK_CASES["C++ abort: what() goes on with NCCL's Last error"]
     [ev] = events_of_text(text.strip("\n"))
     assert "Last error:" in ev.fields["what"] and "vendor err 129" in ev.fields["what"]
+
+
+def test_open_block_does_not_hold_back_the_log() -> None:
+    """A traceback whose writer never writes again is closed after STALE_LINES other lines,
+    so events keep streaming out (the reorder buffer stays small on GB logs)."""
+    framer, asm = Framer(2025), Assembler()
+    lines = ["Traceback (most recent call last):", '  File "/srv/a.py", line 1, in f',
+             "ValueError: at start-up"]
+    lines += [f"[2025-01-01 00:00:{i % 60:02d} TP0] Decode batch. #running-req: {i}"
+              for i in range(3 * STALE_LINES)]
+    released: list[Event] = []
+    for i, line in enumerate(lines, 1):
+        released.extend(asm.feed(framer.frame(SourceLine(i, line, "mem"))))
+    assert len(released) >= len(lines) - STALE_LINES - 3
+    assert released[0].kind == "traceback" and released[0].lines == [1, 2, 3]
+    events = released + list(asm.finish())
+    assert_covers(events, len(lines))
 
 
 # -- interleaved tracebacks -------------------------------------------------------------------
