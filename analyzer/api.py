@@ -21,7 +21,9 @@ from .sources import Source, open_sources
 SCHEMA = "loglens.explain/1"
 YEAR_SNIFF_LINES = 5000
 EXCERPT_BEFORE, EXCERPT_AFTER = 12, 4
-DATED_HEADS = ("bracket_ts", "nccl", "deepspeed", "torch_legacy", "wrapper")
+DATED_HEADS = ("bracket_ts", "nccl", "deepspeed", "torch_legacy", "wrapper", "launcher",
+               "pylog_dash", "kernel")
+DATED_WRAPPERS = ("docker_ts", "kubectl", "launcher", "journald")
 
 
 @dataclass
@@ -43,7 +45,9 @@ def _sniff_year(src: Source) -> int | None:
                 break
             frame = framer.frame(line)
             head = frame.head
-            if head is not None and head.fmt in DATED_HEADS and head.timestamp:
+            dated = head is not None and (head.fmt in DATED_HEADS or any(
+                p.kind in DATED_WRAPPERS for p in frame.prefixes))
+            if dated and head is not None and head.timestamp:
                 return int(head.timestamp[:4])
     except Exception:
         return None
@@ -87,10 +91,14 @@ def inherit_timestamps(events: Iterator[Event]) -> Iterator[Event]:
         yield ev
 
 
-def events(paths: Sequence[str], year: int | None = None) -> Iterator[Event]:
-    """Events of all inputs, one input after another."""
+def events(paths: Sequence[str], year: int | None = None,
+           notes: list[str] | None = None) -> Iterator[Event]:
+    """Events of all inputs, one input after another; reader warnings (a truncated gzip, ...)
+    are appended to `notes` when given."""
     for inp in open_inputs(paths, year):
         yield from inherit_timestamps(iter_events(inp))
+        if notes is not None:
+            notes.extend(inp.source.stats.warnings)
 
 
 def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None = None,

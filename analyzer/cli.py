@@ -96,7 +96,8 @@ def events(
     year: Year = None,
 ) -> None:
     """The parsed events: one per line or multi-line block (tracebacks come out whole)."""
-    stream = api.events(files, year)
+    notes: list[str] = []
+    stream = api.events(files, year, notes)
     if format == EventFormat.PARQUET:
         if output is None:
             raise UsageError("--format parquet needs -o FILE")
@@ -105,6 +106,8 @@ def events(
         parts = list(event_frames(stream))
         frame = pl.concat(parts) if parts else event_frames_empty()
         frame.write_parquet(output)
+        for note in notes:
+            typer.echo(f"loglens: warning: {note}", err=True)
         return
     out = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
     try:
@@ -122,6 +125,8 @@ def events(
     finally:
         if output:
             out.close()
+        for note in notes:
+            typer.echo(f"loglens: warning: {note}", err=True)
 
 
 def event_frames_empty() -> Any:

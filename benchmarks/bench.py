@@ -291,6 +291,18 @@ def machine_description(loglens: str | None, lnav: str | None) -> dict[str, str]
     }
 
 
+def source_digest() -> str:
+    """Hash of the loglens sources (analyzer/, grammars/) as they are on disk right now: other
+    people may edit them while a long benchmark runs, and every loglens run records it."""
+    h = hashlib.sha256()
+    for sub in ("analyzer", "grammars"):
+        for f in sorted((REPO / sub).rglob("*")):
+            if f.is_file() and f.suffix in (".py", ".lark", ".toml"):
+                h.update(str(f.relative_to(REPO)).encode())
+                h.update(f.read_bytes())
+    return h.hexdigest()[:12]
+
+
 def _source_state() -> str:
     """Which loglens code was measured (read-only git queries; the tree may be dirty)."""
     head = _out(["git", "-C", str(REPO), "rev-parse", "--short", "HEAD"])
@@ -404,12 +416,15 @@ def bench_size(
         # MB/s is always of uncompressed log text, also for .gz inputs
         r = Run(size=label, tool=tool, cmd=cmd,
                 input_bytes=log.stat().st_size if inp == gz else inp.stat().st_size)
+        if tool.startswith("loglens"):
+            r.extra["source_digest"] = source_digest()
         print(f"[{label}] {tool}: {' '.join(cmd)}", flush=True)
         run_cmd(r, to, stdout_path=stdout, stdin_path=stdin)
         # Short runs are noisy on a shared machine: repeat them, keep the fastest attempt.
         while (r.status == "ok" and r.wall is not None and r.wall < REPEAT_BELOW_S
                and r.attempts < repeat):
-            again = Run(size=label, tool=tool, cmd=cmd, input_bytes=r.input_bytes)
+            again = Run(size=label, tool=tool, cmd=cmd, input_bytes=r.input_bytes,
+                         extra=dict(r.extra))
             run_cmd(again, to, stdout_path=stdout, stdin_path=stdin)
             again.attempts = r.attempts + 1
             if again.status == "ok" and (again.wall or 0) < (r.wall or 0):
@@ -631,6 +646,13 @@ def write_report(path: Path, machine: dict[str, str], runs: list[Run],
         checks_md(checks),
         "",
     ]
+    digests = sorted({str(r.extra["source_digest"]) for r in runs if "source_digest" in r.extra})
+    if len(digests) > 1:
+        parts += ["**Warning: the loglens sources changed during this run** (digests "
+                  + ", ".join(digests) + "); loglens rows are not all of the same code.", ""]
+    elif digests:
+        parts += [f"All loglens runs measured the same sources (digest {digests[0]} of "
+                  "analyzer/ and grammars/).", ""]
     text = "\n".join(parts)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(text)

@@ -16,7 +16,7 @@ from .causality import RULES, choose_root, survived, symptom_reason
 from .findings import Finding, block_findings, line_findings, stack_of
 from .phases import PhaseTracker
 
-BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_error")
+BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_error", "pyspy")
 MAX_SYMPTOMS = 500
 MAX_WARNINGS = 200
 MAX_BLOCK_PHASES = 1000
@@ -54,7 +54,7 @@ class Analyzer:
     def feed(self, ev: Event) -> None:
         """Take one event."""
         self.events += 1
-        if ev.kind == "plain":
+        if ev.kind == "plain" and ev.message.strip():
             self.plain_lines += len(ev.lines)
         if ev.system == "nccl" and " rank " in ev.message and ev.process:
             m = NCCL_COMM_RANK.search(ev.message)

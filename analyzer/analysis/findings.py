@@ -15,6 +15,7 @@ from ..model import Event
 from ..signatures import Knowledge, Signature
 
 SIGNAL_HANDLER = re.compile(r"(?:sig\w*_handler|signal_handler|_handler)$")
+REPORT_BLOCKS = ("pyspy",)
 BLOCK_CATEGORY = {"native": "segfault", "faulthandler": "segfault"}
 
 
@@ -109,6 +110,8 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     fields = ev.fields
     stmt_line = fields.get("statement_line")
     stmt_i = ev.lines.index(stmt_line) if stmt_line in ev.lines else None
+    if ev.kind in REPORT_BLOCKS:  # a state dump (py-spy) states no error of its own
+        stmt_i = None
     in_handler = bool(fields.get("signal_handler_frames")) or bool(fields.get("logging_error"))
     section_end = _statement_section_end(ev, stmt_i)
     out: list[Finding] = []
