@@ -2,11 +2,11 @@
 
 Most lines of a day of serving are decode-batch, access and NCCL INFO lines that can change
 nothing but a counter. Each chunk of lines goes through two vectorised regular expressions
-(polars, i.e. Rust's regex engine, which handles a union of hundreds of patterns with a
-literal prefilter and a lazy DFA): lines that may matter — any signature, phase marker,
-error-ish word, block start or indented continuation — take the full path (framing, blocks,
-analysis); frequent serving lines are summarised (first and last per writer, and the last few
-as "alive" evidence); everything else is only counted. `tests/test_fastpath.py` checks that the
+(polars, i.e. Rust's regex engine): lines that may matter — one of the required literals of
+any signature or phase marker, an error-ish word, a block start or an indented continuation —
+take the full path (framing, blocks, analysis); frequent serving lines are summarised (one in
+SERVING_STRIDE takes the full path, the last few count as "alive" evidence); everything else
+is only counted. `tests/test_fastpath.py` checks that the
 answers are the same as with every line on the full path.
 """
 
@@ -22,7 +22,7 @@ from .model import SourceLine
 from .signatures import NAMED_GROUP, Knowledge
 
 CHUNK = 65_536
-KEY_CHARS = 48  # a serving line's writer is told apart by its first characters (head, tags)
+SERVING_STRIDE = 4096  # one serving line in this many takes the full path (phase spans' ends)
 
 # Lines worth a full look whatever the knowledge files say: error-ish words (any case), block
 # starts and continuations (indented lines), progress bars, configuration dumps, failed requests.
@@ -32,7 +32,7 @@ ALWAYS = (
     r"out of memory|died|dead|hang|stuck|terminate|crash|core dump|interrupt|exit)",
     r"^\s",
     r"^(?:Thread|Current thread) 0x|^=+|^\S+ FAILED|^(?:Call stack|Message|Arguments):",
-    r"%\||% Completed|\d+/\d+ \[",
+    r"%\||% Completed|it/s\]|s/it\]",
     r"server_args=|args: Namespace\(|non-default args:|with config:",
     r"HTTP/[\d.]+\" [45]\d\d",
     r"NVRM|Xid|oom-kill|\bnccl\b|NCCL WARN",
@@ -43,11 +43,14 @@ def _strip(pattern: str) -> str:
     return NAMED_GROUP.sub("(?:", pattern)
 
 
-_CACHE: dict[int, tuple[Knowledge, tuple[str, str]]] = {}
+_CACHE: dict[int, tuple[Knowledge, tuple[str, list[str]]]] = {}
 
 
-def _patterns(knowledge: Knowledge) -> tuple[str, str]:
-    serving = [m.pattern.pattern for m in knowledge.markers if m.edge == "serving"]
+def _patterns(knowledge: Knowledge) -> tuple[str, list[str]]:
+    serving: set[str] = set()
+    for m in knowledge.markers:  # summarised by their literals: an Aho-Corasick pass
+        if m.edge == "serving":
+            serving.update(required_literals(m.pattern.pattern) or [])
     other = [s.pattern.pattern for s in knowledge.signatures]
     other += [m.pattern.pattern for m in knowledge.markers if m.edge != "serving"]
     parts: set[str] = set()
@@ -58,11 +61,10 @@ def _patterns(knowledge: Knowledge) -> tuple[str, str]:
         else:
             parts.update(re.escape(lit) for lit in lits)
     union = "|".join([*sorted(parts), *(f"(?:{p})" for p in ALWAYS)])
-    serve = "|".join(f"(?:{_strip(p)})" for p in serving) or r"^\b$"
-    return union, serve
+    return union, sorted(serving)
 
 
-def patterns(knowledge: Knowledge) -> tuple[str, str]:
+def patterns(knowledge: Knowledge) -> tuple[str, list[str]]:
     """(lines that need the full path, frequent serving lines) as Rust-regex unions."""
     hit = _CACHE.get(id(knowledge))
     if hit is None or hit[0] is not knowledge:
@@ -104,17 +106,12 @@ def select(batch: Sequence[str], knowledge: Knowledge) -> tuple[list[int], list[
     union, serve = patterns(knowledge)
     texts = pl.Series("t", batch, dtype=pl.Utf8)
     full = texts.str.contains(union)
-    serving = texts.str.contains(serve) & ~full
+    serving = (texts.str.contains_any(serve) & ~full) if serve else full & False
     wanted = set(full.arg_true().to_list())
     serving_idx = serving.arg_true().to_list()
-    if serving_idx:
-        keys = (texts.gather(serving_idx).str.slice(0, KEY_CHARS)
-                .str.replace_all(r"[\d:.,T-]+", ""))
-        frame = pl.DataFrame({"i": serving_idx, "k": keys})
-        ends = frame.group_by("k").agg(pl.col("i").first().alias("a"),
-                                       pl.col("i").last().alias("b"))
-        wanted.update(ends["a"].to_list())
-        wanted.update(ends["b"].to_list())
+    if serving_idx:  # the first and last, and a sample between: the serving spans' ends
+        wanted.update(serving_idx[::SERVING_STRIDE])
+        wanted.add(serving_idx[-1])
     return sorted(wanted), serving_idx
 
 
