@@ -30,7 +30,7 @@ ALWAYS = (
     r"(?i:error|exception|warn|fail|fatal|abort|killed|kill |timeout|timed out|segfault|"
     r"refused|denied|unable|cannot|could not|traceback|panic|sigquit|sigterm|signal|oom|"
     r"out of memory|died|dead|hang|stuck|terminate|crash|core dump|interrupt|exit)",
-    r"^\s",
+    r"^\s|File \"|Traceback \(|^\S+ +\|\s*$",
     r"^(?:Thread|Current thread) 0x|^=+|^\S+ FAILED|^(?:Call stack|Message|Arguments):",
     r"%\||% Completed|it/s\]|s/it\]",
     r"server_args=|args: Namespace\(|non-default args:|with config:",

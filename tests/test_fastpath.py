@@ -19,7 +19,7 @@ CASES = corpus_logs()
 def _answer(report: dict) -> tuple:
     rc = report["root_cause"] or {}
     return (report["verdict"], rc.get("line"), rc.get("text"), rc.get("category"), rc.get("rank"),
-            [s["line"] for s in report["symptoms"]])
+            rc.get("phase"), [s["line"] for s in report["symptoms"]])
 
 
 @pytest.mark.corpus
