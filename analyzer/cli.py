@@ -101,11 +101,7 @@ def events(
     if format == EventFormat.PARQUET:
         if output is None:
             raise UsageError("--format parquet needs -o FILE")
-        import polars as pl
-
-        parts = list(event_frames(stream))
-        frame = pl.concat(parts) if parts else event_frames_empty()
-        frame.write_parquet(output)
+        _write_parquet(stream, output)
         for note in notes:
             typer.echo(f"loglens: warning: {note}", err=True)
         return
@@ -127,6 +123,25 @@ def events(
             out.close()
         for note in notes:
             typer.echo(f"loglens: warning: {note}", err=True)
+
+
+def _write_parquet(stream: Any, output: Path) -> None:
+    """Chunks go to temporary parquet parts, then polars' streaming engine joins them: memory
+    stays at one chunk however many events there are."""
+    import tempfile
+
+    import polars as pl
+
+    with tempfile.TemporaryDirectory(prefix=".loglens-", dir=output.parent or None) as tmp:
+        parts = []
+        for i, frame in enumerate(event_frames(stream)):
+            part = Path(tmp) / f"part-{i:06d}.parquet"
+            frame.write_parquet(part)
+            parts.append(str(part))
+        if not parts:
+            event_frames_empty().write_parquet(output)
+            return
+        pl.scan_parquet(parts).sink_parquet(output)
 
 
 def event_frames_empty() -> Any:
