@@ -22,6 +22,7 @@ from .model import SourceLine
 from .signatures import NAMED_GROUP, Knowledge
 
 CHUNK = 65_536
+SAMPLED_EDGES = ("serving", "in")  # markers that only extend a phase: a sample is enough
 SERVING_STRIDE = 4096  # one serving line in this many takes the full path (phase spans' ends)
 
 # Lines worth a full look whatever the knowledge files say: error-ish words (any case), block
@@ -43,16 +44,19 @@ def _strip(pattern: str) -> str:
     return NAMED_GROUP.sub("(?:", pattern)
 
 
-_CACHE: dict[int, tuple[Knowledge, tuple[str, list[str]]]] = {}
+_CACHE: dict[int, tuple[Knowledge, tuple[str, list[str], list[str]]]] = {}
 
 
-def _patterns(knowledge: Knowledge) -> tuple[str, list[str]]:
+def _patterns(knowledge: Knowledge) -> tuple[str, list[str], list[str]]:
+    sampled: set[str] = set()
     serving: set[str] = set()
     for m in knowledge.markers:  # summarised by their literals: an Aho-Corasick pass
+        if m.edge in SAMPLED_EDGES:
+            sampled.update(required_literals(m.pattern.pattern) or [])
         if m.edge == "serving":
             serving.update(required_literals(m.pattern.pattern) or [])
     other = [s.pattern.pattern for s in knowledge.signatures]
-    other += [m.pattern.pattern for m in knowledge.markers if m.edge != "serving"]
+    other += [m.pattern.pattern for m in knowledge.markers if m.edge not in SAMPLED_EDGES]
     parts: set[str] = set()
     for pattern in other:  # a union of full patterns is slow; their required literals are not
         lits = required_literals(pattern)
@@ -61,10 +65,10 @@ def _patterns(knowledge: Knowledge) -> tuple[str, list[str]]:
         else:
             parts.update(re.escape(lit) for lit in lits)
     union = "|".join([*sorted(parts), *(f"(?:{p})" for p in ALWAYS)])
-    return union, sorted(serving)
+    return union, sorted(sampled), sorted(serving)
 
 
-def patterns(knowledge: Knowledge) -> tuple[str, list[str]]:
+def patterns(knowledge: Knowledge) -> tuple[str, list[str], list[str]]:
     """(lines that need the full path, frequent serving lines) as Rust-regex unions."""
     hit = _CACHE.get(id(knowledge))
     if hit is None or hit[0] is not knowledge:
@@ -102,16 +106,19 @@ def merged(batches: Iterable[tuple[int, list[str]]], size: int = CHUNK
 
 
 def select(batch: Sequence[str], knowledge: Knowledge) -> tuple[list[int], list[int]]:
-    """Indices that need the full path (sorted), and indices of the summarised serving lines."""
-    union, serve = patterns(knowledge)
+    """Indices that need the full path (sorted), and indices of the summarised serving lines
+    (the evidence that a server was alive)."""
+    union, sampled_lits, serving_lits = patterns(knowledge)
     texts = pl.Series("t", batch, dtype=pl.Utf8)
     full = texts.str.contains(union)
-    serving = (texts.str.contains_any(serve) & ~full) if serve else full & False
     wanted = set(full.arg_true().to_list())
-    serving_idx = serving.arg_true().to_list()
-    if serving_idx:  # the first and last, and a sample between: the serving spans' ends
-        wanted.update(serving_idx[::SERVING_STRIDE])
-        wanted.add(serving_idx[-1])
+    sampled_idx = (texts.str.contains_any(sampled_lits) & ~full).arg_true().to_list() \
+        if sampled_lits else []
+    if sampled_idx:  # the first and last, and a sample between: the phase spans' ends
+        wanted.update(sampled_idx[::SERVING_STRIDE])
+        wanted.add(sampled_idx[-1])
+    serving_idx = (texts.str.contains_any(serving_lits) & ~full).arg_true().to_list() \
+        if serving_lits else []
     return sorted(wanted), serving_idx
 
 
