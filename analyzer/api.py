@@ -129,9 +129,17 @@ def _analyze_fast(inp: Input, analyzer: Analyzer) -> None:
     asm = Assembler()
     name = inp.source.name
     last_ts: list[str | None] = [None]
+    skipped_last: list[SourceLine | None] = [None]  # framed only if a line needs its time
 
     def deliver(ev: Event) -> None:
         ev.source = name
+        pending = skipped_last[0]
+        if pending is not None and pending.lineno < ev.line_start:
+            skipped_last[0] = None
+            if ev.timestamp is None:
+                head = framer.frame(pending).head
+                if head is not None and head.timestamp:
+                    last_ts[0] = head.timestamp
         if ev.timestamp is None and last_ts[0] is not None:
             ev.timestamp, ev.timestamp_inferred = last_ts[0], True
         elif ev.timestamp is not None:
@@ -144,9 +152,7 @@ def _analyze_fast(inp: Input, analyzer: Analyzer) -> None:
 
     def skip(last: SourceLine, count: int) -> None:
         analyzer.skipped += count
-        head = framer.frame(last).head  # its timestamp is what the next line would inherit
-        if head is not None and head.timestamp:
-            last_ts[0] = head.timestamp
+        skipped_last[0] = last  # its timestamp is what the next line would inherit
 
     for first, texts in fastpath.merged(inp.source.text_batches()):
         full_idx, serving_idx = fastpath.select(texts, analyzer.knowledge)

@@ -122,6 +122,15 @@ def select(batch: Sequence[str], knowledge: Knowledge) -> tuple[list[int], list[
     return sorted(wanted), serving_idx
 
 
+def literal_hits(texts: Sequence[str], literals: Sequence[str]) -> list[list[str]]:
+    """For each text, the required literals it contains (one vectorised pass)."""
+    if not texts or not literals:
+        return [[] for _ in texts]
+    found = pl.Series("t", list(texts), dtype=pl.Utf8).str.extract_many(
+        list(literals), overlapping=True)
+    return [list(x) if x is not None else [] for x in found.to_list()]
+
+
 def walk(first: int, batch: Sequence[str], name: str, full_idx: Sequence[int],
          block_open: Callable[[], bool], feed: Callable[[SourceLine], None],
          skip: Callable[[SourceLine, int], None]) -> None:

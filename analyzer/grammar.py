@@ -96,31 +96,65 @@ def rule_regex(parser: Lark, rule: str) -> str:
     return node(defs[rule], (rule,))
 
 
+ZERO_DIGITS = str.maketrans("123456789", "000000000")
+
+
 class HeadParser:
-    """Find and parse one start rule's head at the start of a string."""
+    """Find and parse one start rule's head at the start of a string.
 
-    __slots__ = ("_parse", "name", "regex")
+    Heads differ mostly in their digits (timestamps, pids, ranks), so Lark parses the head's
+    *shape* (digits zeroed, same length) once; the fields of each head are then sliced out of
+    the real text at the token positions of that parse. One Lark parse per shape, not per line.
+    """
 
-    def __init__(self, parser: Lark, rule: str, transform: Callable[[Tree[Token]], dict[str, Any]]):
+    __slots__ = ("_template", "name", "regex")
+
+    def __init__(self, parser: Lark, rule: str,
+                 transform: Callable[[Tree[Token]], dict[str, Any]] | None = None):
         self.name = rule
         self.regex = re.compile(rule_regex(parser, rule))
 
-        @lru_cache(maxsize=65536)
-        def parse(span: str) -> dict[str, Any] | None:
+        @lru_cache(maxsize=4096)
+        def template(shape: str) -> tuple[list[tuple[str, int, int]], dict[str, Any]] | None:
             try:
-                tree = parser.parse(span, start=rule)
+                tree = parser.parse(shape, start=rule)
             except LarkError:
                 return None
-            return transform(tree)
+            tokens = [(tok.type, tok.start_pos, tok.end_pos)
+                      for tok in tree.scan_values(lambda v: isinstance(v, Token))
+                      if tok.start_pos is not None and tok.end_pos is not None]
+            extra: dict[str, Any] = {"_rule": tree.data}
+            subs = [str(sub.data) for sub in tree.iter_subtrees() if sub is not tree]
+            if subs:
+                extra["_sub"] = subs
+            return tokens, extra
 
-        self._parse = parse
+        self._template = template
+
+    def parse(self, span: str) -> dict[str, Any] | None:
+        """The head's fields: terminal name -> text (repeated terminals -> list)."""
+        found = self._template(span.translate(ZERO_DIGITS))
+        if found is None:
+            return None
+        tokens, extra = found
+        out: dict[str, Any] = dict(extra)
+        for name, start, end in tokens:
+            if name.startswith("__") or (not name.isupper() and name.startswith("_")):
+                continue
+            value = span[start:end]
+            if name in out:
+                prev = out[name]
+                out[name] = [*prev, value] if isinstance(prev, list) else [prev, value]
+            else:
+                out[name] = value
+        return out
 
     def match(self, text: str) -> tuple[int, dict[str, Any]] | None:
         """(end of the head, fields) when `text` starts with this head."""
         m = self.regex.match(text)
         if m is None:
             return None
-        fields = self._parse(m.group(0))
+        fields = self.parse(m.group(0))
         if fields is None:
             return None
         return m.end(), fields
