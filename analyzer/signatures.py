@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Protocol, TypeVar
 
 from .errors import RulesError
 from .literals import required_literals
@@ -98,15 +98,7 @@ class Knowledge:
     def match(self, text: str) -> list[tuple[Signature, dict[str, str]]]:
         """All signatures that match `text`, most specific first (only the first MATCH_CHARS
         characters are looked at: an error is stated at the start of its line)."""
-        text = text[:MATCH_CHARS]
-        candidates = _candidates(text, self.sig_literals, self.sig_always)
-        if not candidates:
-            return []
-        hits = []
-        for sig in candidates:
-            m = sig.pattern.search(text)
-            if m:
-                hits.append((sig, {k: v for k, v in m.groupdict().items() if v is not None}))
+        hits = _search(text[:MATCH_CHARS], self.sig_literals, self.sig_always)
         hits.sort(key=lambda h: (h[0].kind == "benign", -h[0].priority, h[0].tier))
         return hits
 
@@ -120,16 +112,27 @@ class Knowledge:
 
     def markers_for(self, text: str) -> list[tuple[Marker, dict[str, str]]]:
         """Phase markers found in `text`."""
-        text = text[:MATCH_CHARS]
-        candidates = _candidates(text, self.marker_literals, self.marker_always)
-        if not candidates:
-            return []
-        out = []
-        for mk in candidates:
-            m = mk.pattern.search(text)
-            if m:
-                out.append((mk, {k: v for k, v in m.groupdict().items() if v is not None}))
-        return out
+        return _search(text[:MATCH_CHARS], self.marker_literals, self.marker_always)
+
+
+class _Entry(Protocol):
+    @property
+    def pattern(self) -> re.Pattern[str]: ...
+
+
+E = TypeVar("E", bound=_Entry)
+
+
+def _search(text: str, literals: Sequence[tuple[str, list[E]]], always: list[E]
+            ) -> list[tuple[E, dict[str, str]]]:
+    """The entries whose pattern matches, with their named groups; only entries whose required
+    literal occurs in `text` are searched."""
+    hits = []
+    for entry in _candidates(text, literals, always):
+        m = entry.pattern.search(text)
+        if m:
+            hits.append((entry, {k: v for k, v in m.groupdict().items() if v is not None}))
+    return hits
 
 
 def _candidates(text: str, literals: Sequence[tuple[str, list[T]]], always: list[T]) -> list[T]:

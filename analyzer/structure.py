@@ -31,11 +31,12 @@ import re
 import signal
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any, NamedTuple
 
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedInput
+
+from .grammar import grammar_dir
 
 Json = dict[str, Any]
 
@@ -49,15 +50,6 @@ __all__ = [
     "parse_traceback",
     "parse_worknccl",
 ]
-
-
-def grammar_dir() -> Path:
-    """Where the .lark files are: inside the installed package, else in the source tree."""
-    here = Path(__file__).resolve().parent
-    for cand in (here / "grammars", here.parent / "grammars"):
-        if cand.is_dir():
-            return cand
-    raise RuntimeError("grammars/ not found")
 
 
 def _load(name: str, **options: Any) -> Lark:
