@@ -33,3 +33,24 @@ def test_rule_case(case: dict, tmp_path: Path) -> None:
     for symptom in case.get("symptoms", []):
         assert rc is None or symptom not in rc["text"]
         assert any(symptom in t for t in texts), f"{symptom!r} not listed as a symptom"
+
+
+def test_several_files_are_merged_by_time(tmp_path: Path) -> None:
+    """One log per rank: the earliest primary error by time wins, whatever the file order."""
+    (tmp_path / "rank0.log").write_text(
+        "[2025-05-12 09:14:11 TP0] Init torch distributed begin.\n"
+        "[2025-05-12 09:25:02 TP0] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/srv/sglang/srt/managers/scheduler.py", line 1, in event_loop_normal\n'
+        "    self.run_batch()\n"
+        "RuntimeError: Something else failed later\n", encoding="utf-8")
+    (tmp_path / "rank1.log").write_text(
+        "[2025-05-12 09:14:11 TP1] Init torch distributed begin.\n"
+        "[2025-05-12 09:25:00 TP1] Scheduler hit an exception: Traceback (most recent call last):\n"
+        '  File "/srv/sglang/srt/managers/scheduler.py", line 1, in event_loop_normal\n'
+        "    self.run_batch()\n"
+        "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB.\n",
+        encoding="utf-8")
+    report = api.explain([str(tmp_path)], excerpts=False)
+    rc = report["root_cause"]
+    assert rc["file"].endswith("rank1.log") and rc["line"] == 5 and rc["rank"] == 1
+    assert any(s["file"].endswith("rank0.log") for s in report["symptoms"])

@@ -72,11 +72,18 @@ def survived(findings: list[Finding], alive_after: Callable[[int], int],
     return out
 
 
-def choose_root(findings: Sequence[Finding]) -> Finding | None:
-    """The first primary error (tier 1) wins; a stand-in (tier 2) only when there is none."""
+def choose_root(findings: Sequence[Finding], *, by_time: bool = False) -> Finding | None:
+    """The first primary error (tier 1) wins; a stand-in (tier 2) only when there is none.
+
+    Within one file "first" is the line order (timestamps are too coarse, and many lines have
+    none). Across files (one log per rank) it is the time: the earliest timestamped candidate,
+    then file and line order.
+    """
     for tier in (1, 2):
         cands = [f for f in findings if f.tier == tier and not f.resolved]
         if cands:
+            if by_time:
+                return min(cands, key=lambda f: (f.timestamp or "9999", f.seq))
             return min(cands, key=lambda f: f.seq)
     return None
 

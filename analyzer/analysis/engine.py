@@ -126,7 +126,7 @@ class Analyzer:
             for f in survived(findings, ph.alive_after,
                               lambda line: ph.ready_line is not None and ph.ready_line > line):
                 self._warning(f, benign=False)
-        root = choose_root(findings)
+        root = choose_root(findings, by_time=self.input_index > 0)
         verdict = "crash"
         hang_from_silence = False
         if root is None:
@@ -143,7 +143,8 @@ class Analyzer:
                 if f.kind == "error" and f.line < root.line:
                     continue
                 symptoms.append({"line": f.line, "text": f.text, "rank": f.rank,
-                                 "reason": symptom_reason(f, root), "signature": f.sig_id})
+                                 "reason": symptom_reason(f, root), "signature": f.sig_id,
+                                 **({"file": f.source} if self.input_index > 0 else {})})
         return {"verdict": verdict, "root": root, "symptoms": symptoms[:MAX_SYMPTOMS],
                 "findings": findings}
 
