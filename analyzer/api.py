@@ -190,6 +190,8 @@ def _headline(verdict: str, root: dict[str, Any] | None, last_phase: dict[str, A
         where = f" on rank {root['rank']}" if root.get("rank") is not None else ""
         during = f" during {phase}" if phase else ""
         what = root["category"].replace("_", " ")
+        if root["category"] == "other" and root.get("signature"):
+            what = str(root["signature"]).split(".")[-1].replace("_", " ")
         return f"{verdict.capitalize()}: {what}{where}{during} (line {root['line']})"
     if verdict == "healthy":
         return "Healthy: no failure found" + (f"; reached {phase}" if phase else "")
@@ -241,11 +243,21 @@ def build_report(analyzer: Analyzer, result: dict[str, Any], inputs: Sequence[In
                   "sources": [inp.source.name for inp in inputs],
                   "notes": [w for s in stats_src for w in s.warnings]},
     }
+    if report["verdict"] == "hang":
+        report["last_activity"] = _last_activity(tracker)
     ranks = len({k[0] for k in tracker.spans if k[0] is not None})
     report["headline"] = _headline(report["verdict"], root_dict, last_phase, ranks)
     if excerpts and root is not None:
         report["excerpts"] = _excerpts(inputs, root, result["symptoms"])
     return report
+
+
+def _last_activity(tracker: Any) -> list[dict[str, Any]]:
+    """Each rank's/process's last line, the one that went silent first at the top."""
+    rows = [{"rank": key[0], "process": key[1], "line": line, "timestamp": ts, "text": text}
+            for key, (line, ts, text) in tracker.last_line.items()]
+    rows.sort(key=lambda r: (r["timestamp"] or "", r["line"]))
+    return rows[:64]
 
 
 def _excerpts(inputs: Sequence[Input], root: Finding, symptoms: list[dict[str, Any]]

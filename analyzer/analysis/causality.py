@@ -92,6 +92,9 @@ def symptom_reason(f: Finding, root: Finding) -> str:
     """Why a finding is listed under the root cause rather than as a cause of its own."""
     if f.reason:
         return f.reason
+    if f.sig is not None and f.sig.id == root.sig_id and f.rank != root.rank:
+        where = f"rank {f.rank}" if f.rank is not None else "another process"
+        return f"the same on {where}: the ranks stopped together"
     if f.sig is not None and f.sig.kind == "symptom":
         return f.sig.summary.split(";")[0].split(". ")[0]
     if f.line > root.line:

@@ -83,6 +83,7 @@ def _sections(report: Mapping[str, Any]) -> list[RenderableType]:
     else:
         out += _status(report)
     out += _cascade(report, root)
+    out += _last_activity(report)
     out += _timeline(report)
     out += _warnings(report)
     out += _context(report)
@@ -244,6 +245,20 @@ def _top_reasons(rest: Sequence[Mapping[str, Any]]) -> str:
         return ""
     top = ", ".join(f"{n:,}× {r}" for r, n in reasons.most_common(3))
     return f" ({top})"
+
+
+def _last_activity(report: Mapping[str, Any]) -> list[RenderableType]:
+    """For a hang: where each rank was last heard from, the first to go silent on top."""
+    rows = items(report, "last_activity")
+    if not rows:
+        return []
+    out: list[RenderableType] = [_title("Last activity", "first to go silent on top")]
+    for row in rows[:16]:
+        label = who(row.get("rank"), row.get("process"))
+        stamp = str(row.get("timestamp") or "")[11:19]
+        out.append(_indent(Text(f"{label:<14} {stamp:<8} L{row.get('line')}  "
+                                + line_text(row.get("text") or "", 160))))
+    return out
 
 
 def _timeline(report: Mapping[str, Any]) -> list[RenderableType]:
