@@ -16,6 +16,9 @@ from ..signatures import Knowledge, Signature
 
 SIGNAL_HANDLER = re.compile(r"(?:sig\w*_handler|signal_handler|_handler)$")
 REPORT_BLOCKS = ("pyspy",)
+# an unknown ERROR line that says it will carry on is not a stand-in for a crash
+NON_FATAL_WORDS = re.compile(r"(?i)\b(?:retry|retrying|will retry|ignor(?:e|ed|ing)|skipping|"
+                             r"fall(?:ing)? back|fallback|continuing)\b")
 BLOCK_CATEGORY = {"native": "segfault", "faulthandler": "segfault"}
 
 
@@ -100,8 +103,10 @@ def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
         return [_base(ev, 0, kind=sig.kind, tier=sig.tier, sig=sig, category=sig.category,
                       groups=_merged(hits))]
     if ev.level in ("error", "critical") and ev.message.strip():
-        return [_base(ev, 0, kind="error", tier=2, category="other",
-                      reason="an error-level log line that no signature knows")]
+        recoverable = NON_FATAL_WORDS.search(ev.message) is not None
+        return [_base(ev, 0, kind="error", tier=3 if recoverable else 2, category="other",
+                      reason="an error-level log line that no signature knows"
+                      + (" (it says the program carries on)" if recoverable else ""))]
     return []
 
 
