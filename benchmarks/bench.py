@@ -569,6 +569,8 @@ def table(runs: list[Run]) -> str:
             mbs = f"{(r.input_bytes or 0) / MiB / w:.1f}" if done and w > 0 else "–"
             rl = _fmt_ratio(net / lnav_w) if lnav_w else "–"
             rg = _fmt_ratio(net / grep_w) if grep_w else "–"
+            if r.tool.endswith("(small version)"):  # a different (2,000-line) input
+                rl = rg = mbs = "–"
             if r.status == "timed out":
                 rl = f">{rl}" if lnav_w else "–"
                 rg = f">{rg}" if grep_w else "–"
@@ -606,7 +608,8 @@ def write_report(path: Path, machine: dict[str, str], runs: list[Run],
     parts = [
         "# loglens benchmark results" + ("" if complete else " (partial: run in progress)"),
         "",
-        f"Generated {now} by `python benchmarks/{Path(__file__).name} {' '.join(argv)}`.",
+        f"Generated {now} by `python benchmarks/{Path(__file__).name}"
+        + "".join(f" {a}" for a in argv) + "`.",
         "",
         "## Machine",
         "",
