@@ -275,11 +275,7 @@ def _excerpts(inputs: Sequence[Input], root: Finding, symptoms: list[dict[str, A
     top = max(int(w[2]) for w in windows)
     lo = min(int(w[1]) for w in windows)
     marks = {root.line} | {s["line"] for s in symptoms[:6]}
-    for line in src.lines():
-        if line.lineno > top:
-            break
-        if line.lineno >= lo:
-            wanted[line.lineno] = line.text
+    wanted.update(src.line_range(max(lo, 1), top))
     out: list[dict[str, Any]] = []
     seen: set[int] = set()
     for title, a, b in windows:

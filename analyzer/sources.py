@@ -145,6 +145,40 @@ class Source:
             count = f"{stats.lines} line{'' if stats.lines == 1 else 's'}"
             stats.warnings.append(f"{problem} after {count}; analysed what was readable")
 
+    def line_range(self, lo: int, hi: int) -> dict[int, str]:
+        """Lines lo..hi (1-based, inclusive), decoded as `lines()` would give them.
+
+        For excerpts after the analysis: chunks before `lo` are only counted (bytes.count),
+        never decoded or split, and reading stops after `hi`. Stats are left alone.
+        """
+        out: dict[int, str] = {}
+        if hi < lo:
+            return out
+        problems: list[str] = []
+        lineno = 1  # number of the line that starts at the beginning of `carry`
+        carry = b""
+        with self._open() as stream:
+            chunks = self._chunks(stream, problems)
+            head = self._sniff(chunks, problems)
+            for chunk in chain(head, chunks):
+                data = carry + chunk if carry else chunk
+                cut = data.rfind(b"\n")
+                if cut < 0:
+                    carry = data[:_KEEP_BYTES]
+                    continue
+                body, carry = data[:cut], data[cut + 1:]
+                count = body.count(b"\n") + 1
+                if lineno + count - 1 >= lo:
+                    for i, raw in enumerate(body.split(b"\n")):
+                        if lo <= lineno + i <= hi:
+                            out[lineno + i] = _excerpt_text(raw)
+                lineno += count
+                if lineno > hi:
+                    return out
+        if carry and lo <= lineno <= hi:
+            out[lineno] = _excerpt_text(carry)
+        return out
+
     def _decode_body(self, body: bytes) -> list[str]:
         """Lines of a run of complete lines (LF-separated, no final LF)."""
         if b"\x00" not in body:
@@ -393,6 +427,13 @@ def _read_chunks(
         if not data:
             return
         yield data
+
+
+def _excerpt_text(raw: bytes) -> str:
+    if raw.endswith(b"\r"):
+        raw = raw[:-1]
+    text, _ = _decode(raw[:_KEEP_BYTES], complete=True)
+    return text.replace("\x00", "\ufffd")[:MAX_LINE_CHARS]
 
 
 def _decode(raw: bytes, *, complete: bool) -> tuple[str, bool]:

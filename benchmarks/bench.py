@@ -670,10 +670,10 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description="loglens vs lnav vs grep at 64 MB / 256 MB / 1 GB")
     ap.add_argument("--sizes", default=None, help="comma list, e.g. 64M,256M,1G (default)")
     ap.add_argument("--quick", action="store_true",
-                    help="~8 MB smoke run for CI (6 s per-run timeout; < 30 s in total)")
+                    help="~8 MB smoke run for CI (10 s per-run timeout; < 30 s in total)")
     ap.add_argument("--skip-lnav", action="store_true", help="do not run lnav")
     ap.add_argument("--timeout", default=None,
-                    help="per-run timeout in seconds (default 1800; --quick: 6), or per size: "
+                    help="per-run timeout in seconds (default 1800; --quick: 10), or per size: "
                          "64M=1800,256M=3600,1G=1800")
     ap.add_argument("--loglens", default=None,
                     help="loglens executable (default .venv/bin/loglens)")
@@ -691,7 +691,7 @@ def main(argv: list[str] | None = None) -> int:
              if s.strip()]
     for s in sizes:
         gen_log.parse_size(s)
-    default_timeout = 6.0 if args.quick else 1800.0
+    default_timeout = 10.0 if args.quick else 1800.0
     timeouts: dict[str, float] = {}
     for part in (args.timeout or "").split(","):
         if "=" in part:

@@ -435,3 +435,15 @@ def test_gzip_round_trip(tmp_path: Path, lines: list[str]) -> None:
         return
     assert got == lines
     assert source.stats.warnings == []
+
+
+def test_line_range_matches_lines(tmp_path: Path) -> None:
+    """The excerpt reader gives exactly the lines `lines()` gives, for any window."""
+    body = b"".join(b"line %d\r\n" % i if i % 3 else b"l\xff%d\n" % i for i in range(1, 5000))
+    body += b"last without newline"
+    for name, data in (("a.log", body), ("a.log.gz", gzip.compress(body))):
+        path = write(tmp_path, data, name)
+        src = Source(str(path), path)
+        every = {line.lineno: line.text for line in src.lines()}
+        for lo, hi in ((1, 3), (2000, 2010), (4990, 6000), (5000, 5000), (7, 6)):
+            assert src.line_range(lo, hi) == {k: v for k, v in every.items() if lo <= k <= hi}
