@@ -77,18 +77,6 @@ def patterns(knowledge: Knowledge) -> tuple[str, list[str], list[str]]:
     return hit[1]
 
 
-def batched(lines: Iterable[SourceLine], size: int = CHUNK) -> Iterator[list[SourceLine]]:
-    """Lists of at most `size` lines."""
-    batch: list[SourceLine] = []
-    for line in lines:
-        batch.append(line)
-        if len(batch) >= size:
-            yield batch
-            batch = []
-    if batch:
-        yield batch
-
-
 def merged(batches: Iterable[tuple[int, list[str]]], size: int = CHUNK
            ) -> Iterator[tuple[int, list[str]]]:
     """Join the reader's per-chunk batches into about `size` lines: fewer, bigger vectorised
@@ -120,15 +108,6 @@ def select(batch: Sequence[str], knowledge: Knowledge) -> tuple[list[int], list[
     serving_idx = (texts.str.contains_any(serving_lits) & ~full).arg_true().to_list() \
         if serving_lits else []
     return sorted(wanted), serving_idx
-
-
-def literal_hits(texts: Sequence[str], literals: Sequence[str]) -> list[list[str]]:
-    """For each text, the required literals it contains (one vectorised pass)."""
-    if not texts or not literals:
-        return [[] for _ in texts]
-    found = pl.Series("t", list(texts), dtype=pl.Utf8).str.extract_many(
-        list(literals), overlapping=True)
-    return [list(x) if x is not None else [] for x in found.to_list()]
 
 
 def walk(first: int, batch: Sequence[str], name: str, full_idx: Sequence[int],

@@ -81,13 +81,11 @@ class FrameHint:
 
 @dataclass
 class Knowledge:
-    """Every signature and marker, plus one combined pattern to skip ordinary lines fast."""
+    """Every signature and marker, indexed by the literals a line must contain to match them."""
 
     signatures: list[Signature] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
     frame_hints: list[FrameHint] = field(default_factory=list)
-    prefilter: re.Pattern[str] = re.compile(r"(?!x)x")
-    marker_prefilter: re.Pattern[str] = re.compile(r"(?!x)x")
     # required literal -> entries that need it; a line is only searched with the patterns
     # whose literals it contains (a substring test is ~50x cheaper than a regex search)
     sig_literals: list[tuple[str, list[Signature]]] = field(default_factory=list)
@@ -213,12 +211,6 @@ def _files(dirs: Iterable[Path]) -> list[Path]:
     return out
 
 
-def _union(patterns: Sequence[str]) -> re.Pattern[str]:
-    if not patterns:
-        return re.compile(r"(?!x)x")
-    return re.compile("|".join(f"(?:{NAMED_GROUP.sub('(?:', p)})" for p in patterns))
-
-
 def load(extra_dirs: Sequence[str] = ()) -> Knowledge:
     """Load the shipped knowledge plus any `--rules` directories (later ids override)."""
     return _load(tuple(str(Path(d)) for d in extra_dirs))
@@ -252,6 +244,4 @@ def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
         sig_literals=sig_lits, sig_always=sig_always,
         marker_literals=mk_lits, marker_always=mk_always,
         signatures=sig_list, markers=mk_list, frame_hints=hints,
-        prefilter=_union([s.pattern.pattern for s in sig_list]),
-        marker_prefilter=_union([m.pattern.pattern for m in mk_list]),
     )
