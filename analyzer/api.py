@@ -114,7 +114,7 @@ def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None
     for i, inp in enumerate(inputs):
         if i:
             analyzer.next_input()
-        if fast:
+        if fast and fastpath.patterns(knowledge) is not None:
             _analyze_fast(inp, analyzer)
         else:
             for ev in inherit_timestamps(iter_events(inp)):
@@ -154,10 +154,9 @@ def _analyze_fast(inp: Input, analyzer: Analyzer) -> None:
         analyzer.skipped += count
         skipped_last[0] = last  # its timestamp is what the next line would inherit
 
-    for first, texts in fastpath.merged(inp.source.text_batches()):
-        full_idx, serving_idx = fastpath.select(texts, analyzer.knowledge)
-        analyzer.phases.note_alive(first + i for i in serving_idx[-3:])
-        fastpath.walk(first, texts, name, full_idx, lambda: bool(asm.open), feed, skip)
+    for batch in fastpath.classified(inp.source.series_batches(), analyzer.knowledge):
+        analyzer.phases.note_alive(batch.first + i for i in batch.alive)
+        fastpath.walk(batch, name, lambda: bool(asm.open), feed, skip)
     for ev in asm.finish():
         deliver(ev)
 

@@ -1,19 +1,28 @@
 """Skip ordinary lines in bulk, so a multi-GB log costs little more than reading it.
 
 Most lines of a day of serving are decode-batch, access and NCCL INFO lines that can change
-nothing but a counter. Each chunk of lines goes through two vectorised regular expressions
-(polars, i.e. Rust's regex engine): lines that may matter — one of the required literals of
-any signature or phase marker, an error-ish word, a block start or an indented continuation —
-take the full path (framing, blocks, analysis); frequent serving lines are summarised (one in
-SERVING_STRIDE takes the full path, the last few count as "alive" evidence); everything else
-is only counted. `tests/test_fastpath.py` checks that the
-answers are the same as with every line on the full path.
+nothing but a counter. The reader hands over batches of lines as polars Series (split in Rust,
+no Python object per line). Each batch goes through one vectorised regular expression
+(Rust's regex engine): lines that may matter — one of the required literals of any signature
+or phase marker, an error-ish word, a block start or an indented continuation — take the full
+path (framing, blocks, analysis). Lines that only extend a phase (serving, in-phase markers)
+are sampled: the first and last of each batch and a few between take the full path, and the
+last serving lines count as "alive" evidence. Everything else is only counted.
+`tests/test_fastpath.py` checks that the answers are the same as with every line on the full
+path.
+
+Batches are read and classified in worker threads (polars releases the GIL) while the main
+thread analyses the previous batch: both cores work on a large log.
 """
 
 from __future__ import annotations
 
+import queue
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+import threading
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass, field
 
 import polars as pl
 
@@ -21,55 +30,95 @@ from .literals import required_literals
 from .model import SourceLine
 from .signatures import NAMED_GROUP, Knowledge
 
-CHUNK = 65_536
 SAMPLED_EDGES = ("serving", "in")  # markers that only extend a phase: a sample is enough
-SERVING_STRIDE = 4096  # one serving line in this many takes the full path (phase spans' ends)
+SERVING_STRIDE = 4096  # about one sampled line in this many takes the full path
+ALIVE = 3  # serving lines per batch kept as evidence that the server was alive
+WINDOW = 512  # lines turned into Python strings at once while a block is open
+WORKERS = 2  # classification threads; the main thread analyses meanwhile
+AHEAD = 3  # batches read and classified ahead of the analysis (bounds memory)
 
-# Lines worth a full look whatever the knowledge files say: error-ish words (any case), block
-# starts and continuations (indented lines), progress bars, configuration dumps, failed requests.
+_S = r"[\t\n\v\f\r ]"  # ASCII classes keep Rust's regex on its fast DFA
+_NS = r"[^\t\n\v\f\r ]"
+# Lines worth a full look whatever the knowledge files say: error-ish words (any case) and
+# level names, block starts and continuations (indented lines), progress bars, configuration
+# dumps, failed requests.
 ALWAYS = (
-    r"(?i:error|exception|warn|fail|fatal|abort|killed|kill |timeout|timed out|segfault|"
-    r"refused|denied|unable|cannot|could not|traceback|panic|sigquit|sigterm|signal|oom|"
-    r"out of memory|died|dead|hang|stuck|terminate|crash|core dump|interrupt|exit)",
-    r"^\s|File \"|Traceback \(|^\S+ +\|\s*$",
-    r"^(?:Thread|Current thread) 0x|^=+|^\S+ FAILED|^(?:Call stack|Message|Arguments):",
+    r"(?i:rror|exception|warn|fail|fatal|critical|abort|killed|kill |timeout|timed out|"
+    r"segfault|refused|denied|unable|cannot|could not|traceback|panic|sigquit|sigterm|signal|"
+    r"oom|out of memory|died|dead|hang|stuck|terminate|crash|core dump|interrupt|exit)",
+    rf"^{_S}|File \"|Traceback \(|^{_NS}+ +\|{_S}*$",
+    rf"^(?:Thread|Current thread) 0x|^=+|^{_NS}+ FAILED|^(?:Call stack|Message|Arguments):",
     r"%\||% Completed|it/s\]|s/it\]",
     r"server_args=|args: Namespace\(|non-default args:|with config:",
-    r"HTTP/[\d.]+\" [45]\d\d",
-    r"NVRM|Xid|oom-kill|\bnccl\b|NCCL WARN",
+    r"HTTP/[0-9.]+\" [45][0-9][0-9]",
+    r"NVRM|Xid|oom-kill|(?-u:\b)nccl(?-u:\b)|NCCL WARN",
+    # severity letters of torch's c10 and glog heads: [E1120 12:00:00.1 ...], [W socket.cpp:1]
+    r"[EFW][0-9]{4} [0-9]{2}:[0-9]{2}|\[[EFW] [A-Za-z_]",
 )
 
 
-def _strip(pattern: str) -> str:
-    return NAMED_GROUP.sub("(?:", pattern)
+@dataclass(frozen=True)
+class Patterns:
+    """The vectorised tests of one knowledge set, as Rust regular expressions."""
+
+    full: str  # the line may matter: full path
+    sampled: str  # the line only extends a phase: sampled
+    serving: str  # the line shows a serving server: evidence of life
 
 
-_CACHE: dict[int, tuple[Knowledge, tuple[str, list[str], list[str]]]] = {}
+def _union(literals: set[str]) -> str:
+    return "|".join(re.escape(lit) for lit in sorted(literals))
 
 
-def _patterns(knowledge: Knowledge) -> tuple[str, list[str], list[str]]:
+def _rust(pattern: str) -> str | None:
+    """A Python pattern as a Rust regex, or None where Rust's syntax differs (lookaround,
+    backreferences): such a pattern cannot be prefiltered."""
+    rust = NAMED_GROUP.sub("(?:", pattern)
+    try:
+        pl.Series([""], dtype=pl.String).str.contains(rust)
+    except pl.exceptions.PolarsError:
+        return None
+    return f"(?:{rust})"
+
+
+def _patterns(knowledge: Knowledge) -> Patterns | None:
     sampled: set[str] = set()
     serving: set[str] = set()
-    for m in knowledge.markers:  # summarised by their literals: an Aho-Corasick pass
-        if m.edge in SAMPLED_EDGES:
-            sampled.update(required_literals(m.pattern.pattern) or [])
-        if m.edge == "serving":
-            serving.update(required_literals(m.pattern.pattern) or [])
-    other = [s.pattern.pattern for s in knowledge.signatures]
-    other += [m.pattern.pattern for m in knowledge.markers if m.edge not in SAMPLED_EDGES]
-    parts: set[str] = set()
-    for pattern in other:  # a union of full patterns is slow; their required literals are not
+    full: set[str] = set()
+    regexes: list[str] = []  # patterns without a required literal (user rules, say)
+
+    def need(pattern: str) -> bool:
         lits = required_literals(pattern)
-        if lits is None:
-            parts.add(f"(?:{_strip(pattern)})")
-        else:
-            parts.update(re.escape(lit) for lit in lits)
-    union = "|".join([*sorted(parts), *(f"(?:{p})" for p in ALWAYS)])
-    return union, sorted(sampled), sorted(serving)
+        if lits:
+            full.update(lits)
+            return True
+        rust = _rust(pattern)
+        if rust is None:
+            return False
+        regexes.append(rust)
+        return True
+
+    for m in knowledge.markers:  # summarised by their literals
+        lits = required_literals(m.pattern.pattern)
+        if m.edge in SAMPLED_EDGES and lits:
+            sampled.update(lits)
+            if m.edge == "serving":
+                serving.update(lits)
+        elif not need(m.pattern.pattern):
+            return None
+    for s in knowledge.signatures:  # a union of full patterns is slow; their literals are not
+        if not need(s.pattern.pattern):
+            return None
+    union = "|".join([_union(full), *regexes, *(f"(?:{p})" for p in ALWAYS)])
+    return Patterns(union, _union(sampled) or "$^", _union(serving) or "$^")
 
 
-def patterns(knowledge: Knowledge) -> tuple[str, list[str], list[str]]:
-    """(lines that need the full path, frequent serving lines) as Rust-regex unions."""
+_CACHE: dict[int, tuple[Knowledge, Patterns | None]] = {}
+
+
+def patterns(knowledge: Knowledge) -> Patterns | None:
+    """The tests for this knowledge (built once per Knowledge object); None when a pattern
+    cannot be prefiltered, and every line must take the full path."""
     hit = _CACHE.get(id(knowledge))
     if hit is None or hit[0] is not knowledge:
         hit = (knowledge, _patterns(knowledge))
@@ -77,59 +126,136 @@ def patterns(knowledge: Knowledge) -> tuple[str, list[str], list[str]]:
     return hit[1]
 
 
-def merged(batches: Iterable[tuple[int, list[str]]], size: int = CHUNK
-           ) -> Iterator[tuple[int, list[str]]]:
-    """Join the reader's per-chunk batches into about `size` lines: fewer, bigger vectorised
-    calls."""
-    first, texts = 0, list[str]()
-    for start, lines in batches:
-        if not texts:
-            first = start
-        texts.extend(lines)
-        if len(texts) >= size:
-            yield first, texts
-            texts = []
-    if texts:
-        yield first, texts
+@dataclass
+class Batch:
+    """One batch of lines and what the classification chose from it."""
+
+    first: int  # line number of lines[0]
+    lines: pl.Series
+    full: list[int]  # indices that take the full path, sorted
+    alive: list[int]  # indices of the last serving lines
+    texts: dict[int, str] = field(default_factory=dict)  # the lines Python will look at
+
+    def __len__(self) -> int:
+        return len(self.lines)
+
+    def text(self, i: int) -> str:
+        """Line `i` of the batch; lines nobody selected are fetched a window at a time."""
+        hit = self.texts.get(i)
+        if hit is None:
+            window = self.lines.slice(i, WINDOW).to_list()
+            self.texts.update(zip(range(i, i + len(window)), window, strict=True))
+            hit = self.texts[i]
+        return hit
 
 
-def select(batch: Sequence[str], knowledge: Knowledge) -> tuple[list[int], list[int]]:
-    """Indices that need the full path (sorted), and indices of the summarised serving lines
-    (the evidence that a server was alive)."""
-    union, sampled_lits, serving_lits = patterns(knowledge)
-    texts = pl.Series("t", batch, dtype=pl.Utf8)
-    full = texts.str.contains(union)
-    wanted = set(full.arg_true().to_list())
-    sampled_idx = (texts.str.contains_any(sampled_lits) & ~full).arg_true().to_list() \
-        if sampled_lits else []
-    if sampled_idx:  # the first and last, and a sample between: the phase spans' ends
-        wanted.update(sampled_idx[::SERVING_STRIDE])
-        wanted.add(sampled_idx[-1])
-    serving_idx = (texts.str.contains_any(serving_lits) & ~full).arg_true().to_list() \
-        if serving_lits else []
-    return sorted(wanted), serving_idx
+def _edge(lines: pl.Series, pattern: str, taken: pl.Series, *, last: bool, k: int = 1
+          ) -> list[int] | None:
+    """Indices of the first (or last k) lines matching `pattern` that are not `taken`.
+
+    Searches a small window at the batch's start (end) and widens it only when needed, so a
+    batch full of such lines costs a few hundred regex tests. None: none in the batch.
+    """
+    n = len(lines)
+    size = 256
+    while True:
+        lo = max(0, n - size) if last else 0
+        span = min(size, n)
+        hits = (lines.slice(lo, span).str.contains(pattern) & ~taken.slice(lo, span)).arg_true()
+        if len(hits) >= k or span == n:
+            if not len(hits):
+                return None
+            found = hits.to_list()
+            return [lo + i for i in (found[-k:] if last else found[:k])]
+        size *= 8
 
 
-def walk(first: int, batch: Sequence[str], name: str, full_idx: Sequence[int],
-         block_open: Callable[[], bool], feed: Callable[[SourceLine], None],
-         skip: Callable[[SourceLine, int], None]) -> None:
+def classify(first: int, lines: pl.Series, knowledge: Knowledge) -> Batch:
+    """Choose the lines of a batch that the full path must see."""
+    pats = patterns(knowledge)
+    if pats is None:
+        raise ValueError("this knowledge cannot be prefiltered; use the full path")
+    full_mask = lines.str.contains(pats.full)
+    wanted = set(full_mask.arg_true().to_list())
+    head = _edge(lines, pats.sampled, full_mask, last=False)
+    if head is not None:  # the phase spans' ends, and a sample between
+        wanted.update(head)
+        wanted.update(_edge(lines, pats.sampled, full_mask, last=True) or [])
+        picks = pl.int_range(SERVING_STRIDE // 2, len(lines), SERVING_STRIDE, eager=True)
+        sample = lines.gather(picks)
+        mask = sample.str.contains(pats.sampled) & ~full_mask.gather(picks)
+        wanted.update(picks.filter(mask).to_list())
+    alive = _edge(lines, pats.serving, full_mask, last=True, k=ALIVE) or []
+    full = sorted(wanted)
+    need = set(full)
+    need.update(i - 1 for i in full if i)
+    need.add(len(lines) - 1)
+    order = sorted(need)
+    texts = dict(zip(order, lines.gather(order).to_list(), strict=True)) if order else {}
+    return Batch(first, lines, full, alive, texts)
+
+
+def classified(batches: Iterator[tuple[int, pl.Series]], knowledge: Knowledge,
+               *, workers: int = WORKERS) -> Iterator[Batch]:
+    """Classify batches in worker threads, in order, at most AHEAD batches ahead.
+
+    The reader also runs in its own thread: file reads, gunzip and polars' CSV split release
+    the GIL, so reading, classification and the caller's analysis overlap.
+    """
+    todo: queue.Queue[Future[Batch] | BaseException | None] = queue.Queue(maxsize=AHEAD)
+    stop = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="loglens-classify")
+
+    def read() -> None:
+        try:
+            for first, lines in batches:
+                if stop.is_set():
+                    return
+                todo.put(pool.submit(classify, first, lines, knowledge))
+            todo.put(None)
+        except BaseException as exc:  # handed to the consumer, re-raised there
+            todo.put(exc)
+
+    reader = threading.Thread(target=read, name="loglens-read", daemon=True)
+    reader.start()
+    try:
+        while True:
+            item = todo.get()
+            if item is None:
+                return
+            if isinstance(item, BaseException):
+                raise item
+            yield item.result()
+    finally:
+        stop.set()
+        while reader.is_alive():  # unblock a reader waiting on a full queue
+            try:
+                todo.get_nowait()
+            except queue.Empty:
+                reader.join(0.01)
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def walk(batch: Batch, name: str, block_open: Callable[[], bool],
+         feed: Callable[[SourceLine], None], skip: Callable[[SourceLine, int], None]) -> None:
     """Feed the selected lines (and every line while a block is open); report the others.
 
     `skip(last_line, count)` gets the last line of each skipped run, whose timestamp the next
     fed line may inherit.
     """
+    first, full_idx = batch.first, batch.full
     n = len(batch)
     i = p = 0
     while i < n:
         if block_open():
-            feed(SourceLine(first + i, batch[i], name))
+            feed(SourceLine(first + i, batch.text(i), name))
             i += 1
             continue
         while p < len(full_idx) and full_idx[p] < i:
             p += 1
         j = full_idx[p] if p < len(full_idx) else n
         if j > i:
-            skip(SourceLine(first + j - 1, batch[j - 1], name), j - i)
+            skip(SourceLine(first + j - 1, batch.text(j - 1), name), j - i)
         if j < n:
-            feed(SourceLine(first + j, batch[j], name))
+            feed(SourceLine(first + j, batch.text(j), name))
         i = j + 1

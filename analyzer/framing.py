@@ -9,6 +9,8 @@ record itself and know who wrote it.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
+from functools import cache
 from typing import Any
 
 from . import grammar
@@ -53,6 +55,16 @@ def level_word(word: str) -> str | None:
         if len(word) >= 3 and full.endswith(word):
             return level
     return None
+
+
+@cache
+def _first_wrapper() -> Callable[[str], int]:
+    return grammar.first_candidate(grammar.wrapper_parsers())
+
+
+@cache
+def _first_head() -> Callable[[str], int]:
+    return grammar.first_candidate(grammar.head_parsers())
 
 
 class Framer:
@@ -121,9 +133,12 @@ class Framer:
     def _peel(self, text: str) -> tuple[list[Prefix], str]:
         prefixes: list[Prefix] = []
         pos = 0
+        parsers = grammar.wrapper_parsers()
+        first = _first_wrapper()
         for _ in range(8):
-            for parser in grammar.wrapper_parsers():
-                hit = parser.match(text[pos:]) if pos else parser.match(text)
+            here = text[pos:] if pos else text
+            for parser in parsers[first(here):]:
+                hit = parser.match(here)
                 if hit is None:
                     continue
                 end, fields = hit
@@ -163,7 +178,8 @@ class Framer:
     # -- heads ----------------------------------------------------------------------------
     def _head(self, body: str, prefixes: list[Prefix]) -> tuple[Head, int] | None:
         wrapper_ts = self._wrapper_timestamp(prefixes)
-        for parser in grammar.head_parsers():
+        parsers = grammar.head_parsers()
+        for parser in parsers[_first_head()(body):]:
             hit = parser.match(body)
             if hit is None:
                 continue

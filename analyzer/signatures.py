@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from .errors import RulesError
-from .literals import required_literals
+from .literals import LiteralIndex, required_literals
 
 T = TypeVar("T")
 
@@ -88,15 +88,13 @@ class Knowledge:
     frame_hints: list[FrameHint] = field(default_factory=list)
     # required literal -> entries that need it; a line is only searched with the patterns
     # whose literals it contains (a substring test is ~50x cheaper than a regex search)
-    sig_literals: list[tuple[str, list[Signature]]] = field(default_factory=list)
-    sig_always: list[Signature] = field(default_factory=list)
-    marker_literals: list[tuple[str, list[Marker]]] = field(default_factory=list)
-    marker_always: list[Marker] = field(default_factory=list)
+    sig_index: LiteralIndex[Signature] = field(default_factory=lambda: LiteralIndex([], []))
+    marker_index: LiteralIndex[Marker] = field(default_factory=lambda: LiteralIndex([], []))
 
     def match(self, text: str) -> list[tuple[Signature, dict[str, str]]]:
         """All signatures that match `text`, most specific first (only the first MATCH_CHARS
         characters are looked at: an error is stated at the start of its line)."""
-        hits = _search(text[:MATCH_CHARS], self.sig_literals, self.sig_always)
+        hits = _search(text[:MATCH_CHARS], self.sig_index)
         hits.sort(key=lambda h: (h[0].kind == "benign", -h[0].priority, h[0].tier))
         return hits
 
@@ -110,7 +108,7 @@ class Knowledge:
 
     def markers_for(self, text: str) -> list[tuple[Marker, dict[str, str]]]:
         """Phase markers found in `text`."""
-        return _search(text[:MATCH_CHARS], self.marker_literals, self.marker_always)
+        return _search(text[:MATCH_CHARS], self.marker_index)
 
 
 class _Entry(Protocol):
@@ -121,30 +119,18 @@ class _Entry(Protocol):
 E = TypeVar("E", bound=_Entry)
 
 
-def _search(text: str, literals: Sequence[tuple[str, list[E]]], always: list[E]
-            ) -> list[tuple[E, dict[str, str]]]:
+def _search(text: str, index: LiteralIndex[E]) -> list[tuple[E, dict[str, str]]]:
     """The entries whose pattern matches, with their named groups; only entries whose required
     literal occurs in `text` are searched."""
     hits = []
-    for entry in _candidates(text, literals, always):
+    for entry in index.candidates(text):
         m = entry.pattern.search(text)
         if m:
             hits.append((entry, {k: v for k, v in m.groupdict().items() if v is not None}))
     return hits
 
 
-def _candidates(text: str, literals: Sequence[tuple[str, list[T]]], always: list[T]) -> list[T]:
-    found: list[T] = list(always)
-    for lit, entries in literals:
-        if lit in text:
-            for e in entries:
-                if e not in found:
-                    found.append(e)
-    return found
-
-
-def _index(entries: Sequence[T], pattern_of: Callable[[T], str]
-           ) -> tuple[list[tuple[str, list[T]]], list[T]]:
+def _index(entries: Sequence[T], pattern_of: Callable[[T], str]) -> LiteralIndex[T]:
     by_literal: dict[str, list[T]] = {}
     always: list[T] = []
     for e in entries:
@@ -154,7 +140,7 @@ def _index(entries: Sequence[T], pattern_of: Callable[[T], str]
             continue
         for lit in lits:
             by_literal.setdefault(lit, []).append(e)
-    return list(by_literal.items()), always
+    return LiteralIndex(list(by_literal.items()), always)
 
 
 def knowledge_dir() -> Path:
@@ -238,10 +224,8 @@ def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
             hints.append(FrameHint(entry["phase"], _compile(entry["pattern"], str(path))))
     sig_list = list(sigs.values())
     mk_list = list(markers.values())
-    sig_lits, sig_always = _index(sig_list, lambda e: e.pattern.pattern)
-    mk_lits, mk_always = _index(mk_list, lambda e: e.pattern.pattern)
     return Knowledge(
-        sig_literals=sig_lits, sig_always=sig_always,
-        marker_literals=mk_lits, marker_always=mk_always,
+        sig_index=_index(sig_list, lambda e: e.pattern.pattern),
+        marker_index=_index(mk_list, lambda e: e.pattern.pattern),
         signatures=sig_list, markers=mk_list, frame_hints=hints,
     )

@@ -5,12 +5,18 @@ log with a crash at the end."""
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 from pathlib import Path
 
+import polars as pl
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from analyzer import api
-from analyzer.literals import required_literals
+from analyzer import api, fastpath, signatures
+from analyzer.errors import InputError
+from analyzer.literals import LiteralIndex, required_literals
+from analyzer.signatures import Signature
 from tests.conftest import corpus_logs
 
 CASES = corpus_logs()
@@ -75,3 +81,53 @@ def test_fast_path_on_a_long_serving_log(tmp_path: Path) -> None:
 def test_required_literals(pattern: str, must_contain: str) -> None:
     lits = required_literals(pattern)
     assert lits is not None and any(must_contain in lit or lit in must_contain for lit in lits)
+
+
+def _naive(index: LiteralIndex[Signature], text: str) -> list[Signature]:
+    found = list(index.always)
+    for lit, entries in index.pairs:
+        if lit in text:
+            found.extend(e for e in entries if e not in found)
+    return found
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.data())
+def test_literal_index_finds_what_substring_tests_find(data: st.DataObject) -> None:
+    index = signatures.load().sig_index
+    lits = [lit for lit, _ in index.pairs]
+    parts = data.draw(st.lists(st.one_of(st.sampled_from(lits).map(lambda s: s[1:]),
+                                         st.sampled_from(lits), st.text(max_size=5)), max_size=6))
+    text = "".join(parts)
+    assert index.candidates(text) == _naive(index, text)
+
+
+def test_literal_index_on_corpus_lines() -> None:
+    index = signatures.load().sig_index
+    for log in CASES[:20]:
+        for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
+            assert index.candidates(line) == _naive(index, line)
+
+
+def test_a_reader_error_reaches_the_caller(tmp_path: Path) -> None:
+    """An input error raised in the reader thread is raised in the caller, not lost."""
+    def batches() -> Iterator[tuple[int, pl.Series]]:
+        yield 1, pl.Series(["ok"])
+        raise InputError("boom")
+
+    got = fastpath.classified(batches(), signatures.load())
+    assert next(got).first == 1
+    with pytest.raises(InputError, match="boom"):
+        next(got)
+
+
+def test_a_rule_without_a_literal_still_gets_every_line(tmp_path: Path) -> None:
+    rules = tmp_path / "rules"
+    rules.mkdir()
+    (rules / "mine.toml").write_text(
+        "[[signature]]\nid = 'mine.lookahead'\nkind = 'failure'\ncategory = 'other'\n"
+        "pattern = '''(?i)zq(?=x)'''\n", encoding="utf-8")
+    log = tmp_path / "x.log"
+    log.write_text("[2025-01-01 00:00:00] hello\n[2025-01-01 00:00:01] ZQx\n", encoding="utf-8")
+    report = api.explain([str(log)], rules=[str(rules)], excerpts=False)
+    assert report["root_cause"]["signature"] == "mine.lookahead"

@@ -447,3 +447,52 @@ def test_line_range_matches_lines(tmp_path: Path) -> None:
         every = {line.lineno: line.text for line in src.lines()}
         for lo, hi in ((1, 3), (2000, 2010), (4990, 6000), (5000, 5000), (7, 6)):
             assert src.line_range(lo, hi) == {k: v for k, v in every.items() if lo <= k <= hi}
+
+
+# -- the fast path's batch reader -----------------------------------------------------
+# series_batches() must give exactly the lines and damage counts of lines(): same numbers,
+# same texts, whether polars split the batch or the careful path did.
+
+PIECES = [b"a", b"bc", b" ", b"\n", b"\r", b"\r\n", b'"', b"\xc3\xa9", b"\xff", b"\x00", b"\x1f",
+          b"#", b",", b"\t", b"\xe2\x82", b"\n\n", b"Traceback (most recent call last):"]
+
+
+def batch_texts(source: Source, min_bytes: int) -> list[str]:
+    out: list[str] = []
+    for first, series in source.series_batches(min_bytes=min_bytes):
+        assert first == len(out) + 1
+        out.extend(series.to_list())
+    return out
+
+
+def stats_of(source: Source) -> tuple[int, int, int, int]:
+    s = source.stats
+    return s.lines, s.bytes, s.replaced_lines, s.truncated_lines
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(st.lists(st.sampled_from(PIECES), min_size=1, max_size=60), st.integers(1, 64),
+       st.booleans())
+def test_series_batches_equal_lines(tmp_path: Path, pieces: list[bytes], min_bytes: int,
+                                    gz: bool) -> None:
+    data = b"a header line long enough that no sample of pieces looks binary\n" * 4 + b"".join(pieces)
+    path = write(tmp_path, gzip.compress(data) if gz else data)
+    [source] = open_sources([str(path)])
+    expected = [line.text for line in source.lines()]
+    expected_stats = stats_of(source)
+    assert batch_texts(source, min_bytes) == expected
+    assert stats_of(source) == expected_stats
+
+
+def test_series_batches_truncate_a_50mb_line_like_lines(tmp_path: Path) -> None:
+    path = write(tmp_path, b"before\n" + b"x" * (50 << 20) + b"\nafter\n")
+    [source] = open_sources([str(path)])
+    got = batch_texts(source, 1 << 20)
+    assert [len(t) for t in got] == [6, MAX_LINE_CHARS, 5]
+    assert source.stats.truncated_lines == 1
+
+
+def test_series_batches_from_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"one\r\ntwo\nthree")))
+    [source] = open_sources(["-"])
+    assert batch_texts(source, 4) == ["one", "two", "three"]
