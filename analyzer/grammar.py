@@ -17,6 +17,8 @@ from typing import Any
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
+from .cache import lark_cache
+
 WRAPPER_RULES = ("launcher", "kubectl", "docker_ts", "journald", "compose", "mpirun",
                  "process", "rank", "pdsh")
 HEAD_RULES = ("bracket_ts", "vllm", "nccl", "c10", "glog", "kernel", "uvicorn", "pylog_basic",
@@ -36,12 +38,15 @@ def grammar_dir() -> Path:
 @cache
 def load(name: str, starts: tuple[str, ...]) -> Lark:
     """One LALR parser per grammar file; the contextual lexer keeps terminals apart."""
+    cache = lark_cache(f"{name}-{'-'.join(starts)}")
     return Lark.open(
         str(grammar_dir() / f"{name}.lark"),
         parser="lalr",
         lexer="contextual",
         start=list(starts),
         maybe_placeholders=False,
+        cache=cache,
+        cache_grammar=bool(cache),  # rule_regex reads the rules
     )
 
 

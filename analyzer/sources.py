@@ -86,6 +86,8 @@ class Source:
         self.path = path
         self.stats = SourceStats(name)
         self._gzipped = False  # set once the magic bytes have been read
+        # (first line number, byte offset) of each batch of a plain file: excerpts seek there
+        self._marks: list[tuple[int, int]] = []
 
     def __repr__(self) -> str:
         return f"Source({self.name!r})"
@@ -121,6 +123,7 @@ class Source:
         stats = self.stats
         stats.lines = stats.bytes = stats.replaced_lines = stats.truncated_lines = 0
         stats.warnings.clear()
+        self._marks = []
         problems: list[str] = []
         lineno = 0
         buf = bytearray()  # reused: fresh multi-MB buffers cost page faults
@@ -167,6 +170,7 @@ class Source:
         stats = self.stats
         buf = bytearray(size)
         keep = 0  # buf[:keep]: the start of a line whose end is not read yet
+        offset = 0  # of buf[0] in the file
         while True:
             if keep == len(buf):  # a line longer than the buffer: grow
                 buf.extend(bytes(len(buf)))
@@ -185,10 +189,12 @@ class Source:
                 keep = end
                 continue
             series = self._series(buf, cut)
+            self._marks.append((stats.lines + 1, offset))
             yield stats.lines + 1, series
             stats.lines += len(series)
             buf[:end - cut] = buf[cut:end]
             keep = end - cut
+            offset += cut
 
     def _series(self, buf: bytearray, end: int) -> pl.Series:
         """The complete lines buf[:end] (each ending in LF) as a Series; see `series_batches`.
@@ -228,9 +234,15 @@ class Source:
         lineno = 1  # number of the line that starts at the beginning of `carry`
         carry = b""
         with self._open() as stream:
-            chunks = self._chunks(stream, problems)
-            head = self._sniff(chunks, problems)
-            for chunk in chain(head, chunks):
+            start = max((m for m in self._marks if m[0] <= lo), default=None)
+            if start is not None:  # a plain file read before: seek to the batch that has lo
+                lineno, offset = start
+                stream.seek(offset)
+                chunks: Iterable[bytes] = _read_chunks(_reader(stream), problems)
+            else:
+                rest = self._chunks(stream, problems)
+                chunks = chain(self._sniff(rest, problems), rest)
+            for chunk in chunks:
                 data = carry + chunk if carry else chunk
                 cut = data.rfind(b"\n")
                 if cut < 0:

@@ -36,6 +36,7 @@ from typing import Any, NamedTuple
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedInput
 
+from .cache import lark_cache
 from .grammar import grammar_dir
 
 Json = dict[str, Any]
@@ -55,7 +56,8 @@ __all__ = [
 def _load(name: str, **options: Any) -> Lark:
     """Build one LALR parser; callers cache it, building costs milliseconds."""
     text = (grammar_dir() / name).read_text(encoding="utf-8")
-    return Lark(text, parser="lalr", maybe_placeholders=False, **options)
+    return Lark(text, parser="lalr", maybe_placeholders=False, cache=lark_cache(name),
+                **options)
 
 
 # ---------------------------------------------------------------------------------------

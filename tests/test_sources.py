@@ -496,3 +496,16 @@ def test_series_batches_from_stdin(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sys, "stdin", io.TextIOWrapper(io.BytesIO(b"one\r\ntwo\nthree")))
     [source] = open_sources(["-"])
     assert batch_texts(source, 4) == ["one", "two", "three"]
+
+
+def test_line_range_after_series_batches_seeks_to_the_right_batch(tmp_path: Path) -> None:
+    lines = [f"line {i} " + "x" * (i % 50) for i in range(1, 5001)]
+    path = write(tmp_path, ("\n".join(lines) + "\n").encode())
+    [source] = open_sources([str(path)])
+    cold = source.line_range(2990, 3010)
+    batch_texts(source, 4096)  # records where each batch starts
+    assert len(source._marks) > 10
+    warm = source.line_range(2990, 3010)
+    assert warm == cold == {i: lines[i - 1] for i in range(2990, 3011)}
+    assert source.line_range(1, 2) == {1: lines[0], 2: lines[1]}
+    assert source.line_range(5000, 5003) == {5000: lines[-1]}
