@@ -5,14 +5,14 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from . import fastpath, signatures
+from . import fastpath, producer, signatures
 from .analysis.engine import Analyzer
 from .analysis.findings import Finding
-from .blocks import Assembler
+from .blocks import Assembler, record_event
 from .framing import Framer
 from .model import Event, SourceLine
 from .remedies import concrete
@@ -56,7 +56,10 @@ def _sniff_year(src: Source) -> int | None:
 
 def open_inputs(paths: Sequence[str], year: int | None = None) -> list[Input]:
     """Open what the user named; raise InputError with one clear line when unusable."""
-    sources = open_sources(list(paths))
+    return _with_years(open_sources(list(paths)), year)
+
+
+def _with_years(sources: Sequence[Source], year: int | None) -> list[Input]:
     out = []
     for src in sources:
         y = year
@@ -108,14 +111,35 @@ def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None
     `fast=False` puts every line on the full path (the reference the fast path is tested
     against); the answers are the same.
     """
-    knowledge = signatures.load(rules)
-    inputs = open_inputs(paths, year)
+    sources = open_sources(list(paths))
+    remote = None
+    if fast and sources and producer.wanted(sources[0]):  # starts now: overlaps our start-up
+        remote = producer.RemoteBatches(sources[0], rules)
+    try:
+        inputs = _with_years(sources, year)
+        knowledge = signatures.load(rules)
+        if fastpath.patterns(knowledge) is None:
+            fast = False
+    except BaseException:
+        if remote is not None:
+            remote.close()
+        raise
+    if not fast and remote is not None:
+        remote.close()
+        remote = None
     analyzer = Analyzer(knowledge)
     for i, inp in enumerate(inputs):
         if i:
             analyzer.next_input()
-        if fast and fastpath.patterns(knowledge) is not None:
-            _analyze_fast(inp, analyzer)
+        if fast:
+            if remote is None and producer.wanted(inp.source):
+                remote = producer.RemoteBatches(inp.source, rules)
+            if remote is not None:
+                batches: Iterable[fastpath.Batch] = remote
+            else:
+                batches = fastpath.classified(inp.source.series_batches(), knowledge)
+            remote = None
+            _analyze_fast(inp, analyzer, batches)
         else:
             for ev in inherit_timestamps(iter_events(inp)):
                 analyzer.feed(ev)
@@ -123,7 +147,7 @@ def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None
     return build_report(analyzer, result, inputs, excerpts=excerpts)
 
 
-def _analyze_fast(inp: Input, analyzer: Analyzer) -> None:
+def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[fastpath.Batch]) -> None:
     """Full framing and analysis only for the lines that can matter (see fastpath.py)."""
     framer = Framer(inp.year)
     asm = Assembler()
@@ -137,9 +161,9 @@ def _analyze_fast(inp: Input, analyzer: Analyzer) -> None:
         if pending is not None and pending.lineno < ev.line_start:
             skipped_last[0] = None
             if ev.timestamp is None:
-                head = framer.frame(pending).head
-                if head is not None and head.timestamp:
-                    last_ts[0] = head.timestamp
+                stamp = framer.timestamp(pending)
+                if stamp:
+                    last_ts[0] = stamp
         if ev.timestamp is None and last_ts[0] is not None:
             ev.timestamp, ev.timestamp_inferred = last_ts[0], True
         elif ev.timestamp is not None:
@@ -150,13 +174,24 @@ def _analyze_fast(inp: Input, analyzer: Analyzer) -> None:
         for ev in asm.feed(framer.frame(line)):
             deliver(ev)
 
+    def feed_edge(line: SourceLine) -> None:
+        frame = framer.frame(line)
+        if asm.open or not analyzer.summarise(record_event(frame)):
+            for ev in asm.feed(frame):
+                deliver(ev)
+        elif frame.head is not None and frame.head.timestamp:  # summarised, but its time
+            skipped_last[0], last_ts[0] = None, frame.head.timestamp  # is the latest one
+
     def skip(last: SourceLine, count: int) -> None:
         analyzer.skipped += count
         skipped_last[0] = last  # its timestamp is what the next line would inherit
 
-    for batch in fastpath.classified(inp.source.series_batches(), analyzer.knowledge):
+    scanner = analyzer.knowledge.sig_index.scanner
+    for batch in batches:
+        scanner.prime({batch.texts[i]: lits for i, lits in batch.literals.items()})
         analyzer.phases.note_alive(batch.first + i for i in batch.alive)
-        fastpath.walk(batch, name, lambda: bool(asm.open), feed, skip)
+        fastpath.walk(batch, name, lambda: bool(asm.open), feed, skip, feed_edge)
+    scanner.prime({})
     for ev in asm.finish():
         deliver(ev)
 

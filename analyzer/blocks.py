@@ -366,6 +366,16 @@ def _event_from_frame(frame: Frame, kind: str, message: str) -> Event:
     )
 
 
+def record_event(frame: Frame) -> Event:
+    """A log record's event without the extras `line_event` looks for (progress, access,
+    configuration): enough to tell whose phase a begin/end marker line is about."""
+    head = frame.head
+    kind = "plain"
+    if head is not None and head.fmt != "wrapper":
+        kind = {"nccl": "nccl", "kernel": "kernel"}.get(head.fmt, "log")
+    return _event_from_frame(frame, kind, frame.message)
+
+
 def line_event(frame: Frame) -> Event:
     """A single-line event: log record, progress state, access line, kernel line or plain."""
     msg = frame.message

@@ -20,7 +20,6 @@ from . import api, signatures
 from .cli_report import register as register_report
 from .cli_watch import register as register_watch
 from .errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, LoglensError, UsageError
-from .events import frames as event_frames
 from .report import FormatType, render
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in loglens (3 is watch's "stalled")
@@ -113,7 +112,7 @@ def events(
                 out.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
         elif format == EventFormat.CSV:
             first = True
-            for frame in event_frames(stream):
+            for frame in _event_frames(stream):
                 out.write(frame.write_csv(include_header=first))
                 first = False
         else:
@@ -134,7 +133,7 @@ def _write_parquet(stream: Any, output: Path) -> None:
 
     with tempfile.TemporaryDirectory(prefix=".loglens-", dir=output.parent or None) as tmp:
         parts = []
-        for i, frame in enumerate(event_frames(stream)):
+        for i, frame in enumerate(_event_frames(stream)):
             part = Path(tmp) / f"part-{i:06d}.parquet"
             frame.write_parquet(part)
             parts.append(str(part))
@@ -142,6 +141,12 @@ def _write_parquet(stream: Any, output: Path) -> None:
             event_frames_empty().write_parquet(output)
             return
         pl.scan_parquet(parts).sink_parquet(output)
+
+
+def _event_frames(stream: Any) -> Any:
+    from .events import frames  # polars: only for `loglens events`
+
+    return frames(stream)
 
 
 def event_frames_empty() -> Any:

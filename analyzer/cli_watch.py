@@ -15,7 +15,6 @@ from typing import Annotated
 import typer
 
 from .errors import UsageError
-from .watch import WatchOptions, default_history_dir, watch
 
 HELP = (
     "Follow a starting server's log until it is ready (exit 0), failed (1) or stalled / timed "
@@ -58,6 +57,8 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"{file} is a directory; watch follows one log file")
         if health_url is not None and not health_url.startswith(("http://", "https://")):
             raise UsageError("--health-url must start with http:// or https://")
+        from .watch import WatchOptions, default_history_dir, watch  # only when watching
+
         opts = WatchOptions(path=file, pid=pid, health_url=health_url, timeout=timeout,
                             stall=stall, history_dir=history or default_history_dir(),
                             rules=[str(r) for r in rules or []])

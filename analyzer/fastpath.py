@@ -23,14 +23,17 @@ import threading
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-
-import polars as pl
+from typing import TYPE_CHECKING
 
 from .literals import required_literals
 from .model import SourceLine
 from .signatures import NAMED_GROUP, Knowledge
 
+if TYPE_CHECKING:  # imported where used: the parent of a producer process never needs it
+    import polars as pl
+
 SAMPLED_EDGES = ("serving", "in")  # markers that only extend a phase: a sample is enough
+SUMMED_EDGES = ("begin", "end")  # after the server is ready, these too (see Batch.edges)
 SERVING_STRIDE = 4096  # about one sampled line in this many takes the full path
 ALIVE = 3  # serving lines per batch kept as evidence that the server was alive
 WINDOW = 512  # lines turned into Python strings at once while a block is open
@@ -64,6 +67,8 @@ class Patterns:
     full: str  # the line may matter: full path
     sampled: str  # the line only extends a phase: sampled
     serving: str  # the line shows a serving server: evidence of life
+    always: str  # lines that matter whatever the knowledge says (ALWAYS and literal-less rules)
+    strong_literals: frozenset[str]  # literals of signatures and of markers other than begin/end
 
 
 def _union(literals: set[str]) -> str:
@@ -73,6 +78,8 @@ def _union(literals: set[str]) -> str:
 def _rust(pattern: str) -> str | None:
     """A Python pattern as a Rust regex, or None where Rust's syntax differs (lookaround,
     backreferences): such a pattern cannot be prefiltered."""
+    import polars as pl
+
     rust = NAMED_GROUP.sub("(?:", pattern)
     try:
         pl.Series([""], dtype=pl.String).str.contains(rust)
@@ -84,13 +91,14 @@ def _rust(pattern: str) -> str | None:
 def _patterns(knowledge: Knowledge) -> Patterns | None:
     sampled: set[str] = set()
     serving: set[str] = set()
-    full: set[str] = set()
+    strong: set[str] = set()
+    edges: set[str] = set()  # literals of begin/end markers
     regexes: list[str] = []  # patterns without a required literal (user rules, say)
 
-    def need(pattern: str) -> bool:
+    def need(pattern: str, into: set[str]) -> bool:
         lits = required_literals(pattern)
         if lits:
-            full.update(lits)
+            into.update(lits)
             return True
         rust = _rust(pattern)
         if rust is None:
@@ -104,13 +112,15 @@ def _patterns(knowledge: Knowledge) -> Patterns | None:
             sampled.update(lits)
             if m.edge == "serving":
                 serving.update(lits)
-        elif not need(m.pattern.pattern):
+        elif not need(m.pattern.pattern, edges if m.edge in SUMMED_EDGES else strong):
             return None
     for s in knowledge.signatures:  # a union of full patterns is slow; their literals are not
-        if not need(s.pattern.pattern):
+        if not need(s.pattern.pattern, strong):
             return None
-    union = "|".join([_union(full), *regexes, *(f"(?:{p})" for p in ALWAYS)])
-    return Patterns(union, _union(sampled) or "$^", _union(serving) or "$^")
+    always = [f"(?:{p})" for p in ALWAYS]
+    union = "|".join([_union(strong | edges), *regexes, *always])
+    return Patterns(union, _union(sampled) or "$^", _union(serving) or "$^",
+                    "|".join([*regexes, *always]), frozenset(strong))
 
 
 _CACHE: dict[int, tuple[Knowledge, Patterns | None]] = {}
@@ -130,20 +140,32 @@ def patterns(knowledge: Knowledge) -> Patterns | None:
 class Batch:
     """One batch of lines and what the classification chose from it."""
 
-    first: int  # line number of lines[0]
-    lines: pl.Series
+    first: int  # line number of the batch's first line
+    size: int  # number of lines
     full: list[int]  # indices that take the full path, sorted
     alive: list[int]  # indices of the last serving lines
     texts: dict[int, str] = field(default_factory=dict)  # the lines Python will look at
+    lines: pl.Series | None = None  # all lines, where they are at hand
+    # full-path lines that are only a phase's begin or end marker: once the server is ready
+    # they cannot change the verdict, and the caller may summarise them (api._analyze_fast)
+    edges: set[int] = field(default_factory=set)
+    # the knowledge's literals each full-path line contains (LiteralScanner.prime)
+    literals: dict[int, set[str]] = field(default_factory=dict)
+    fetch: Callable[[int, int], list[str]] | None = None  # (start, count) -> lines, otherwise
 
     def __len__(self) -> int:
-        return len(self.lines)
+        return self.size
 
     def text(self, i: int) -> str:
         """Line `i` of the batch; lines nobody selected are fetched a window at a time."""
         hit = self.texts.get(i)
         if hit is None:
-            window = self.lines.slice(i, WINDOW).to_list()
+            if self.lines is not None:
+                window = self.lines.slice(i, WINDOW).to_list()
+            elif self.fetch is not None:
+                window = self.fetch(i, WINDOW)
+            else:
+                raise IndexError(f"line {i} of the batch was not kept")
             self.texts.update(zip(range(i, i + len(window)), window, strict=True))
             hit = self.texts[i]
         return hit
@@ -172,6 +194,8 @@ def _edge(lines: pl.Series, pattern: str, taken: pl.Series, *, last: bool, k: in
 
 def classify(first: int, lines: pl.Series, knowledge: Knowledge) -> Batch:
     """Choose the lines of a batch that the full path must see."""
+    import polars as pl
+
     pats = patterns(knowledge)
     if pats is None:
         raise ValueError("this knowledge cannot be prefiltered; use the full path")
@@ -187,12 +211,25 @@ def classify(first: int, lines: pl.Series, knowledge: Knowledge) -> Batch:
         wanted.update(picks.filter(mask).to_list())
     alive = _edge(lines, pats.serving, full_mask, last=True, k=ALIVE) or []
     full = sorted(wanted)
+    hits = full_mask.gather(full) if full else full_mask.clear()
+    chosen = [i for i, hit in zip(full, hits.to_list(), strict=True) if hit]
+    edges: set[int] = set()
+    literals: dict[int, set[str]] = {}
+    scanner_lits = knowledge.sig_index.scanner.literals
+    if full and scanner_lits:
+        found = lines.gather(full).str.extract_many(scanner_lits, overlapping=True).to_list()
+        literals = {i: set(f) for i, f in zip(full, found, strict=True)}
+    if chosen:  # weak: an edge literal only (not a signature's or another marker's, no ALWAYS)
+        candidates = [i for i in chosen if literals.get(i, set()).isdisjoint(pats.strong_literals)]
+        if candidates:
+            always = lines.gather(candidates).str.contains(pats.always)
+            edges = {i for i, hit in zip(candidates, always.to_list(), strict=True) if not hit}
     need = set(full)
     need.update(i - 1 for i in full if i)
     need.add(len(lines) - 1)
     order = sorted(need)
     texts = dict(zip(order, lines.gather(order).to_list(), strict=True)) if order else {}
-    return Batch(first, lines, full, alive, texts)
+    return Batch(first, len(lines), full, alive, texts, lines, edges, literals)
 
 
 def classified(batches: Iterator[tuple[int, pl.Series]], knowledge: Knowledge,
@@ -237,13 +274,17 @@ def classified(batches: Iterator[tuple[int, pl.Series]], knowledge: Knowledge,
 
 
 def walk(batch: Batch, name: str, block_open: Callable[[], bool],
-         feed: Callable[[SourceLine], None], skip: Callable[[SourceLine, int], None]) -> None:
+         feed: Callable[[SourceLine], None], skip: Callable[[SourceLine, int], None],
+         feed_edge: Callable[[SourceLine], None] | None = None) -> None:
     """Feed the selected lines (and every line while a block is open); report the others.
 
     `skip(last_line, count)` gets the last line of each skipped run, whose timestamp the next
-    fed line may inherit.
+    fed line may inherit. Lines in `batch.edges` go to `feed_edge` (which may summarise them)
+    when given, except the batch's last one: span ends stay right to a batch.
     """
     first, full_idx = batch.first, batch.full
+    edges = batch.edges if feed_edge is not None else set()
+    last_edge = max(edges) if edges else -1
     n = len(batch)
     i = p = 0
     while i < n:
@@ -257,5 +298,9 @@ def walk(batch: Batch, name: str, block_open: Callable[[], bool],
         if j > i:
             skip(SourceLine(first + j - 1, batch.text(j - 1), name), j - i)
         if j < n:
-            feed(SourceLine(first + j, batch.text(j), name))
+            line = SourceLine(first + j, batch.text(j), name)
+            if feed_edge is not None and j in edges and j != last_edge:
+                feed_edge(line)
+            else:
+                feed(line)
         i = j + 1

@@ -109,6 +109,17 @@ class Framer:
                 frame.rank["global"] = int(m.group(1))
         return frame
 
+    def timestamp(self, line: SourceLine) -> str | None:
+        """The timestamp `frame(line).head` would have, at a third of the cost: what a line
+        without its own time inherits from the line before it."""
+        text = strip_ansi(line.text)
+        prefixes, rest = self._peel(text)
+        if "\r" in rest or "%" in rest:  # progress redraws and glued records: the full way
+            head = self.frame(line).head
+            return head.timestamp if head is not None else None
+        info = self._head(rest, prefixes)
+        return info[0].timestamp if info is not None else None
+
     def _glued_record(self, frame: Frame, segments: list[str], body: str
                       ) -> tuple[str, tuple[Head, int]] | None:
         """A progress bar that did not end its line, then another program's record:

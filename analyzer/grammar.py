@@ -104,6 +104,11 @@ def rule_regex(parser: Lark, rule: str) -> str:
 ZERO_DIGITS = str.maketrans("123456789", "000000000")
 
 
+def _anonymous(name: str) -> bool:
+    """Lark's generated (`__ANON`) and filtered (`_X`) terminals carry no field."""
+    return name.startswith("__") or (not name.isupper() and name.startswith("_"))
+
+
 class HeadParser:
     """Find and parse one start rule's head at the start of a string.
 
@@ -120,19 +125,21 @@ class HeadParser:
         self.regex = re.compile(rule_regex(parser, rule))
 
         @lru_cache(maxsize=4096)
-        def template(shape: str) -> tuple[list[tuple[str, int, int]], dict[str, Any]] | None:
+        def template(shape: str) -> tuple[list[tuple[str, int, int]], dict[str, Any], bool] | None:
             try:
                 tree = parser.parse(shape, start=rule)
             except LarkError:
                 return None
             tokens = [(tok.type, tok.start_pos, tok.end_pos)
                       for tok in tree.scan_values(lambda v: isinstance(v, Token))
-                      if tok.start_pos is not None and tok.end_pos is not None]
+                      if tok.start_pos is not None and tok.end_pos is not None
+                      and not _anonymous(tok.type)]
             extra: dict[str, Any] = {"_rule": tree.data}
             subs = [str(sub.data) for sub in tree.iter_subtrees() if sub is not tree]
             if subs:
                 extra["_sub"] = subs
-            return tokens, extra
+            repeats = len({name for name, _, _ in tokens}) < len(tokens)
+            return tokens, extra, repeats
 
         self._template = template
 
@@ -141,11 +148,13 @@ class HeadParser:
         found = self._template(span.translate(ZERO_DIGITS))
         if found is None:
             return None
-        tokens, extra = found
+        tokens, extra, repeats = found
         out: dict[str, Any] = dict(extra)
+        if not repeats:
+            for name, start, end in tokens:
+                out[name] = span[start:end]
+            return out
         for name, start, end in tokens:
-            if name.startswith("__") or (not name.isupper() and name.startswith("_")):
-                continue
             value = span[start:end]
             if name in out:
                 prev = out[name]
@@ -170,7 +179,7 @@ def tree_fields(tree: Tree[Token]) -> dict[str, Any]:
     out: dict[str, Any] = {"_rule": tree.data}
     for tok in tree.scan_values(lambda v: isinstance(v, Token)):
         name = tok.type
-        if name.startswith("__") or (not name.isupper() and name.startswith("_")):
+        if _anonymous(name):
             continue
         if name in out:
             prev = out[name]

@@ -76,36 +76,62 @@ def _sequence(items: list[tuple[Any, Any]]) -> list[str] | None:
     return max(candidates, key=lambda lits: (min(len(x) for x in lits), -len(lits)))
 
 
+class LiteralScanner:
+    """Which of many literals a text contains, in one scan of a trie-shaped regex (at each
+    position the longest literal that starts there; the literals inside it follow from a
+    table) instead of one substring test per literal. The last answer is kept: signatures and
+    phase markers ask about the same line one after the other."""
+
+    def __init__(self, literals: Sequence[str]) -> None:
+        lits = sorted(set(literals))
+        self.literals = lits
+        self._inside = {lit: [other for other in lits if other in lit] for lit in lits}
+        self._scan = re.compile(_trie(lits), re.DOTALL) if lits else None
+        self._last: tuple[str, set[str]] = ("", set())
+        self._primed: dict[str, set[str]] = {}
+
+    def prime(self, found: dict[str, set[str]]) -> None:
+        """Answers computed elsewhere (the fast path's vectorised stage, for the lines it
+        selected): `found` on these texts then costs a dict lookup. Replaces the last set."""
+        self._primed = found
+
+    def found(self, text: str) -> set[str]:
+        """The literals that occur in `text`."""
+        if text is self._last[0] or text == self._last[0]:
+            return self._last[1]
+        primed = self._primed.get(text)
+        if primed is not None:
+            return primed
+        hit: set[str] = set()
+        if self._scan is not None:
+            search = self._scan.search
+            m = search(text)
+            while m is not None:  # from the next position, not the match's end: overlaps count
+                hit.update(self._inside[m.group()])
+                m = search(text, m.start() + 1)
+        self._last = (text, hit)
+        return hit
+
+
 class LiteralIndex(Generic[T]):
     """Entries by the literals a text must contain for them to match.
 
-    `candidates(text)` finds every contained literal in one scan of a trie-shaped regex (at
-    each position the longest literal that starts there; the literals inside it follow from a
-    table) instead of one substring test per literal: ~10x cheaper with hundreds of literals.
-    The order of the result is that of `pairs`, so callers that break ties by order are
-    unaffected.
+    The order of `candidates` is that of `pairs`, so callers that break ties by order are
+    unaffected by how the literals were found.
     """
 
-    def __init__(self, pairs: Sequence[tuple[str, list[T]]], always: Sequence[T]) -> None:
+    def __init__(self, pairs: Sequence[tuple[str, list[T]]], always: Sequence[T],
+                 scanner: LiteralScanner | None = None) -> None:
         self.pairs = list(pairs)
         self.always = list(always)
-        lits = [lit for lit, _ in self.pairs]
-        # for each literal, the (indices of the) literals it contains, itself included
-        self._inside = {lit: [j for j, other in enumerate(lits) if other in lit] for lit in lits}
-        self._scan = re.compile(_trie(lits), re.DOTALL) if lits else None
+        self._pos = {lit: i for i, (lit, _) in enumerate(self.pairs)}
+        self.scanner = scanner or LiteralScanner(list(self._pos))
 
     def candidates(self, text: str) -> list[T]:
         """Entries that may match `text`: the always-searched ones, then by literal order."""
         found = list(self.always)
-        if self._scan is None:
-            return found
-        hit: set[int] = set()
-        search = self._scan.search
-        m = search(text)
-        while m is not None:  # from the next position, not the match's end: overlaps count
-            hit.update(self._inside[m.group()])
-            m = search(text, m.start() + 1)
-        for i in sorted(hit):
+        pos = self._pos
+        for i in sorted(pos[lit] for lit in self.scanner.found(text) if lit in pos):
             for e in self.pairs[i][1]:
                 if e not in found:
                     found.append(e)

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from .errors import RulesError
-from .literals import LiteralIndex, required_literals
+from .literals import LiteralIndex, LiteralScanner, required_literals
 
 T = TypeVar("T")
 
@@ -130,7 +130,8 @@ def _search(text: str, index: LiteralIndex[E]) -> list[tuple[E, dict[str, str]]]
     return hits
 
 
-def _index(entries: Sequence[T], pattern_of: Callable[[T], str]) -> LiteralIndex[T]:
+def _by_literal(entries: Sequence[T], pattern_of: Callable[[T], str]
+                ) -> tuple[list[tuple[str, list[T]]], list[T]]:
     by_literal: dict[str, list[T]] = {}
     always: list[T] = []
     for e in entries:
@@ -140,7 +141,7 @@ def _index(entries: Sequence[T], pattern_of: Callable[[T], str]) -> LiteralIndex
             continue
         for lit in lits:
             by_literal.setdefault(lit, []).append(e)
-    return LiteralIndex(list(by_literal.items()), always)
+    return list(by_literal.items()), always
 
 
 def knowledge_dir() -> Path:
@@ -224,8 +225,11 @@ def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
             hints.append(FrameHint(entry["phase"], _compile(entry["pattern"], str(path))))
     sig_list = list(sigs.values())
     mk_list = list(markers.values())
+    sig_pairs, sig_always = _by_literal(sig_list, lambda e: e.pattern.pattern)
+    mk_pairs, mk_always = _by_literal(mk_list, lambda e: e.pattern.pattern)
+    scanner = LiteralScanner([lit for lit, _ in sig_pairs + mk_pairs])  # one scan per line
     return Knowledge(
-        sig_index=_index(sig_list, lambda e: e.pattern.pattern),
-        marker_index=_index(mk_list, lambda e: e.pattern.pattern),
+        sig_index=LiteralIndex(sig_pairs, sig_always, scanner),
+        marker_index=LiteralIndex(mk_pairs, mk_always, scanner),
         signatures=sig_list, markers=mk_list, frame_hints=hints,
     )

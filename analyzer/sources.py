@@ -24,16 +24,17 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import chain
 from pathlib import Path
-from typing import BinaryIO, cast
+from typing import TYPE_CHECKING, BinaryIO, cast
 
-import polars as pl
+if TYPE_CHECKING:  # polars is imported where it is used: `explain` of a big file
+    import polars as pl  # leaves it to a producer process and never needs it here
 
 from analyzer.errors import InputError
 from analyzer.model import SourceLine
 
 MAX_LINE_CHARS = 1_000_000  # longer lines are cut to this many chars; truncated=True
 CHUNK_BYTES = 1 << 20  # read size: big enough to amortise syscalls, small enough to bound memory
-SERIES_BYTES = 8 << 20  # the fast path's batch: polars splits and classifies this much at once
+SERIES_BYTES = 16 << 20  # the fast path's batch: polars splits and classifies this much at once
 SNIFF_BYTES = 64 * 1024  # how much of the (decompressed) start decides "is this text?"
 BINARY_SHARE = 0.30  # above this share of binary bytes in the sniff, the input is not a log
 
@@ -120,6 +121,8 @@ class Source:
         Python object per line; anything else goes through `_decode_body`, so the lines are
         exactly those of `lines()`.
         """
+        import polars as pl
+
         stats = self.stats
         stats.lines = stats.bytes = stats.replaced_lines = stats.truncated_lines = 0
         stats.warnings.clear()
@@ -201,6 +204,8 @@ class Source:
 
         polars' split is checked, not trusted: the line lengths must add up to the bytes.
         """
+        import polars as pl
+
         if buf.find(b"\x00", 0, end) < 0 and buf.find(b"\x1f", 0, end) < 0:  # \x1f: separator
             with memoryview(buf) as view:
                 data = io.BytesIO(view[:end])

@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzer import api, fastpath, signatures
+from analyzer import api, fastpath, producer, signatures
 from analyzer.errors import InputError
 from analyzer.literals import LiteralIndex, required_literals
 from analyzer.signatures import Signature
@@ -36,7 +36,7 @@ def test_fast_path_matches_full_path(log: Path) -> None:
     assert _answer(fast) == _answer(full)
 
 
-def test_fast_path_on_a_long_serving_log(tmp_path: Path) -> None:
+def _serving_log(tmp_path: Path) -> Path:
     rng = random.Random(7)
     lines = [
         "[2025-05-12 09:14:03] server_args=ServerArgs(model_path='/m', tp_size=8, "
@@ -53,6 +53,12 @@ def test_fast_path_on_a_long_serving_log(tmp_path: Path) -> None:
         if i % 9 == 0:
             lines.append(f'[{ts}] INFO:     127.0.0.1:{40000 + i % 999} - "POST /generate '
                          'HTTP/1.1" 200 OK')
+        if i % 1000 == 500:  # a communicator made while serving: begin/end markers to summarise
+            for r in range(8):
+                lines.append(f"node-0:{4373 + 7 * r}:{4500 + i % 97} [{r}] NCCL INFO "
+                             f"ncclCommInitRank comm 0x55b0e01{i:05x} rank {r} nranks 8 cudaDev "
+                             f"{r} nvmlDev {r} busId {r}c000 commId 0x04d5dbfa{i:08x} - Init "
+                             "COMPLETE")
     lines += [
         "[2025-05-12 11:00:00 TP3] Scheduler hit an exception: Traceback (most recent call last):",
         '  File "/srv/sglang/srt/managers/scheduler.py", line 1, in event_loop_normal',
@@ -65,11 +71,46 @@ def test_fast_path_on_a_long_serving_log(tmp_path: Path) -> None:
     ]
     log = tmp_path / "serving.log"
     log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return log
+
+
+def test_fast_path_on_a_long_serving_log(tmp_path: Path) -> None:
+    log = _serving_log(tmp_path)
     fast = api.explain([str(log)], excerpts=False, fast=True)
     full = api.explain([str(log)], excerpts=False, fast=False)
     assert _answer(fast) == _answer(full)
     assert fast["root_cause"]["text"].startswith("torch.OutOfMemoryError")
     assert fast["stats"]["ordinary_lines_skipped"] > 25_000
+
+
+def test_the_producer_process_gives_the_same_report(tmp_path: Path,
+                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A big file is read and classified in a child process: same answers, same excerpts and
+    stats as in-process, and the child is gone afterwards."""
+    log = _serving_log(tmp_path)
+    here = api.explain([str(log)])
+    monkeypatch.setenv("LOGLENS_SPLIT_BYTES", "0")
+    started: list[producer.RemoteBatches] = []
+    real = producer.RemoteBatches.__init__
+
+    def spy(self: producer.RemoteBatches, *args: object) -> None:
+        real(self, *args)  # type: ignore[arg-type]
+        started.append(self)
+
+    monkeypatch.setattr(producer.RemoteBatches, "__init__", spy)
+    there = api.explain([str(log)])
+    assert len(started) == 1 and started[0].proc.poll() is not None
+    assert _answer(there) == _answer(here)
+    assert there["excerpts"] == here["excerpts"] and there["lines"] == here["lines"]
+    assert there["stats"] == here["stats"]
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("log", CASES[::6], ids=[p.stem for p in CASES[::6]])
+def test_producer_on_corpus_logs(log: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    here = api.explain([str(log)])
+    monkeypatch.setenv("LOGLENS_SPLIT_BYTES", "0")
+    assert api.explain([str(log)]) == here
 
 
 @pytest.mark.parametrize(("pattern", "must_contain"), [

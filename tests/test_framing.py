@@ -120,3 +120,15 @@ def test_ansi_and_carriage_returns_are_cleaned() -> None:
     assert "\x1b" not in frame.clean and "\r" not in frame.clean
     assert frame.segments == ["Loading: 50%|#  | 1/2", "Loading: 100%|##| 2/2"]
     assert frame.message == "Loading: 100%|##| 2/2"
+
+
+def test_timestamp_is_the_heads_timestamp_on_corpus_lines() -> None:
+    """Framer.timestamp (the cheap path for inherited times) agrees with frame()."""
+    from tests.conftest import corpus_logs
+
+    for log in corpus_logs():
+        framer = Framer(2025)
+        for i, text in enumerate(log.read_text(encoding="utf-8", errors="replace").splitlines()):
+            line = SourceLine(i + 1, text, "x")
+            head = framer.frame(line).head
+            assert framer.timestamp(line) == (head.timestamp if head else None), text

@@ -56,10 +56,7 @@ class Analyzer:
         self.events += 1
         if ev.kind == "plain" and ev.message.strip():
             self.plain_lines += len(ev.lines)
-        if ev.system == "nccl" and " rank " in ev.message and ev.process:
-            m = NCCL_COMM_RANK.search(ev.message)
-            if m:
-                self.nccl_ranks[ev.process] = int(m.group(1))
+        self._nccl_rank(ev)
         if ev.kind == "config":
             for key in ("server_args", "args"):
                 if isinstance(ev.fields.get(key), dict):
@@ -91,6 +88,35 @@ class Analyzer:
             self.findings.append(f)
         if ev.level == "warning" and not found and ev.kind not in BLOCK_KINDS:
             self._warning_line(ev)
+
+    def _nccl_rank(self, ev: Event) -> None:
+        if ev.system == "nccl" and " rank " in ev.message and ev.process:
+            m = NCCL_COMM_RANK.search(ev.message)
+            if m:
+                self.nccl_ranks[ev.process] = int(m.group(1))
+
+    def summarise(self, ev: Event) -> bool:
+        """Take a line that is only a phase's begin/end marker without analysing it in full,
+        where that changes nothing but the timeline's detail: the server was ready before it
+        (the verdict no longer depends on open phases) and it repeats the phase its rank or
+        process is already in (the phase at any later line stays the same). False: feed it.
+        What later rules read is kept: the last activity, the NCCL rank of the process."""
+        ph = self.phases
+        if ph.ready_line is None or (ev.kind != "log" and ev.kind != "nccl"):
+            return False
+        key = ph.key(ev)
+        spans = ph.spans.get(key)
+        if not spans:
+            return False
+        hits = self.knowledge.markers_for(ev.clean[0])
+        if not hits or any(m.phase != spans[-1].phase or m.edge not in ("begin", "end")
+                           or "done" in g for m, g in hits):
+            return False
+        ph.activity_line = ev.line_start
+        ph.last_line[key] = (ev.line_end, ev.timestamp, ev.raw[-1])
+        self._nccl_rank(ev)
+        self.skipped += 1
+        return True
 
     def _warning(self, f: Finding, benign: bool) -> None:
         key = f.sig_id or f.clean[:80]

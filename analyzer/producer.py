@@ -1,0 +1,157 @@
+"""Read and classify a large file in a second process.
+
+The analysis of the selected lines is Python and holds the GIL; reading, splitting and
+classifying lines is polars and needs a core of its own. In threads of one process the two
+still contend (the analysis waited for the GIL a third of the time on a 1 GB log), so for a
+large file a child process (`python -m analyzer.producer`) runs `fastpath.classified` and sends
+each batch's selection — a few hundred lines out of ~60,000 — over a socket. The lines nobody
+selected stay in the child; when a block (a traceback) needs them, the parent asks for a
+window. The child starts while the parent loads its knowledge, so start-up overlaps too.
+
+Used only for regular files of at least SPLIT_BYTES (small logs are done before a process has
+started) and where `LOGLENS_PRODUCER` is not "0". Answers are the same either way
+(`tests/test_fastpath.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict
+from functools import partial
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+from .errors import InputError
+from .fastpath import AHEAD, Batch
+from .sources import Source
+
+SPLIT_BYTES = 32 << 20
+
+
+def wanted(source: Source) -> bool:
+    """Whether `source` is worth a producer process."""
+    if os.environ.get("LOGLENS_PRODUCER", "1") == "0" or source.path is None:
+        return False
+    split = int(os.environ.get("LOGLENS_SPLIT_BYTES", SPLIT_BYTES))
+    try:
+        return source.path.is_file() and source.path.stat().st_size >= split
+    except OSError:
+        return False
+
+
+class RemoteBatches:
+    """The parent's side: starts the child at once, then yields its batches in order."""
+
+    def __init__(self, source: Source, rules: Sequence[str]) -> None:
+        self.source = source
+        data_here, data_there = socket.socketpair()
+        ctl_here, ctl_there = socket.socketpair()
+        args = [sys.executable, "-m", "analyzer.producer", str(source.path), source.name,
+                json.dumps(list(rules)), str(data_there.fileno()), str(ctl_there.fileno())]
+        self.proc = subprocess.Popen(args, pass_fds=(data_there.fileno(), ctl_there.fileno()),
+                                     stdin=subprocess.DEVNULL)
+        data_there.close()
+        ctl_there.close()
+        self.data = Connection(data_here.detach())
+        self.ctl = Connection(ctl_here.detach())
+
+    def __iter__(self) -> Iterator[Batch]:
+        try:
+            while True:
+                try:
+                    msg = self.data.recv()
+                except EOFError:
+                    raise RuntimeError("the reader process ended without a result") from None
+                kind = msg[0]
+                if kind == "batch":
+                    _, bid, first, size, full, alive, texts, edges, literals = msg
+                    yield Batch(first, size, full, alive, texts, edges=edges, literals=literals,
+                                fetch=partial(self._window, bid))
+                    self.ctl.send(("done", bid))
+                elif kind == "end":
+                    self._finish(msg[1], msg[2])
+                    return
+                elif kind == "input_error":
+                    raise InputError(msg[1])
+                else:
+                    raise RuntimeError(f"reader process failed: {msg[1]}")
+        finally:
+            self.close()
+
+    def _window(self, bid: int, start: int, count: int) -> list[str]:
+        self.ctl.send(("window", bid, start, count))
+        lines: list[str] = self.ctl.recv()
+        return lines
+
+    def _finish(self, stats: dict[str, Any], marks: list[tuple[int, int]]) -> None:
+        for key, value in stats.items():
+            setattr(self.source.stats, key, value)
+        self.source._marks = [tuple(m) for m in marks]  # type: ignore[misc]
+
+    def close(self) -> None:
+        """Stop the child (it may still be reading when the parent gives up)."""
+        for conn in (self.data, self.ctl):
+            conn.close()
+        if self.proc.poll() is None:
+            try:
+                self.proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+
+def _serve(ctl: Connection, kept: dict[int, Any], slots: threading.Semaphore) -> None:
+    """The child's control loop: windows of unselected lines, and batches the parent is done
+    with (their lines are dropped, and reading may go on)."""
+    while True:
+        try:
+            msg = ctl.recv()
+        except (EOFError, OSError):
+            os._exit(0)  # the parent is gone: nothing left to do
+        if msg[0] == "window":
+            _, bid, start, count = msg
+            ctl.send(kept[bid].slice(start, count).to_list())
+        elif msg[0] == "done":
+            kept.pop(msg[1], None)
+            slots.release()
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of the child process."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
+    path, name, rules, data_fd, ctl_fd = argv
+    data, ctl = Connection(int(data_fd)), Connection(int(ctl_fd))
+    from . import fastpath, signatures  # after the sockets: imports take the longest
+
+    kept: dict[int, Any] = {}
+    slots = threading.Semaphore(AHEAD)
+    threading.Thread(target=_serve, args=(ctl, kept, slots), daemon=True).start()
+    source = Source(name, Path(path))
+    try:
+        knowledge = signatures.load(json.loads(rules))
+        for bid, batch in enumerate(fastpath.classified(source.series_batches(), knowledge)):
+            slots.acquire()
+            kept[bid] = batch.lines
+            data.send(("batch", bid, batch.first, batch.size, batch.full, batch.alive,
+                       batch.texts, batch.edges, batch.literals))
+        data.send(("end", asdict(source.stats), source._marks))
+    except (BrokenPipeError, ConnectionResetError):
+        return 0
+    except InputError as exc:
+        data.send(("input_error", str(exc)))
+    except Exception as exc:  # reported by the parent as an internal error
+        data.send(("error", f"{type(exc).__name__}: {exc}"))
+    threading.Event().wait()  # serve windows until the parent hangs up (_serve exits then)
+    return 0
+
+
+if __name__ == "__main__":
+    os._exit(main(sys.argv[1:]))
