@@ -17,14 +17,20 @@ thread analyses the previous batch: both cores work on a large log.
 
 from __future__ import annotations
 
+import contextlib
+import hashlib
+import json
+import os
 import queue
 import re
 import threading
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING
 
+from . import signatures
+from .cache import cache_dir
 from .literals import required_literals
 from .model import SourceLine
 from .signatures import NAMED_GROUP, Knowledge
@@ -32,6 +38,7 @@ from .signatures import NAMED_GROUP, Knowledge
 if TYPE_CHECKING:  # imported where used: the parent of a producer process never needs it
     import polars as pl
 
+CACHE_FORMAT = 1  # bump when Patterns changes shape
 SAMPLED_EDGES = ("serving", "in")  # markers that only extend a phase: a sample is enough
 SUMMED_EDGES = ("begin", "end")  # after the server is ready, these too (see Batch.edges)
 SERVING_STRIDE = 4096  # about one sampled line in this many takes the full path
@@ -41,16 +48,20 @@ WORKERS = 2  # classification threads; the main thread analyses meanwhile
 AHEAD = 3  # batches read and classified ahead of the analysis (bounds memory)
 
 _S = r"[\t\n\v\f\r ]"  # ASCII classes keep Rust's regex on its fast DFA
-_NS = r"[^\t\n\v\f\r ]"
-# Lines worth a full look whatever the knowledge files say: error-ish words (any case) and
-# level names, block starts and continuations (indented lines), progress bars, configuration
-# dumps, failed requests.
+# Lines worth a full look whatever the knowledge files say: error-ish words and level names
+# (lower, Capitalised and UPPER case: as plain literals they join the knowledge's literals in
+# one fast automaton, where a case-insensitive group slows the whole union down), block starts
+# and continuations (indented lines), progress bars, configuration dumps, failed requests.
+# A `^` inside the big union costs as much as the rest of it, so only two cheap shapes stay
+# anchored; the others become literals that every such line contains.
+WORDS = ("rror", "exception", "warn", "fail", "fatal", "critical", "abort", "killed", "kill ",
+         "timeout", "timed out", "segfault", "refused", "denied", "unable", "cannot", "could not",
+         "traceback", "panic", "sigquit", "sigterm", "signal", "oom", "out of memory", "died",
+         "dead", "hang", "stuck", "terminate", "crash", "core dump", "interrupt", "exit")
 ALWAYS = (
-    r"(?i:rror|exception|warn|fail|fatal|critical|abort|killed|kill |timeout|timed out|"
-    r"segfault|refused|denied|unable|cannot|could not|traceback|panic|sigquit|sigterm|signal|"
-    r"oom|out of memory|died|dead|hang|stuck|terminate|crash|core dump|interrupt|exit)",
-    rf"^{_S}|File \"|Traceback \(|^{_NS}+ +\|{_S}*$",
-    rf"^(?:Thread|Current thread) 0x|^=+|^{_NS}+ FAILED|^(?:Call stack|Message|Arguments):",
+    rf"^(?:{_S}|=)",  # indented (frames, continuations), separators (=====)
+    r"File \"|Traceback \(|Thread 0x|thread 0x| FAILED|Call stack:|Message:|Arguments:",
+    rf"\|{_S}*$",  # table rows that end in a bar
     r"%\||% Completed|it/s\]|s/it\]",
     r"server_args=|args: Namespace\(|non-default args:|with config:",
     r"HTTP/[0-9.]+\" [45][0-9][0-9]",
@@ -58,6 +69,10 @@ ALWAYS = (
     # severity letters of torch's c10 and glog heads: [E1120 12:00:00.1 ...], [W socket.cpp:1]
     r"[EFW][0-9]{4} [0-9]{2}:[0-9]{2}|\[[EFW] [A-Za-z_]",
 )
+
+
+def _word_variants() -> set[str]:
+    return {v for w in WORDS for v in (w, w[0].upper() + w[1:], w.upper())}
 
 
 @dataclass(frozen=True)
@@ -69,6 +84,7 @@ class Patterns:
     serving: str  # the line shows a serving server: evidence of life
     always: str  # lines that matter whatever the knowledge says (ALWAYS and literal-less rules)
     strong_literals: frozenset[str]  # literals of signatures and of markers other than begin/end
+    literals: tuple[str, ...]  # every literal of the knowledge (LiteralScanner.literals)
 
 
 def _union(literals: set[str]) -> str:
@@ -118,9 +134,41 @@ def _patterns(knowledge: Knowledge) -> Patterns | None:
         if not need(s.pattern.pattern, strong):
             return None
     always = [f"(?:{p})" for p in ALWAYS]
-    union = "|".join([_union(strong | edges), *regexes, *always])
+    union = "|".join([_union(strong | edges | _word_variants()), *regexes, *always])
     return Patterns(union, _union(sampled) or "$^", _union(serving) or "$^",
-                    "|".join([*regexes, *always]), frozenset(strong))
+                    "|".join([_union(_word_variants()), *regexes, *always]), frozenset(strong),
+                    tuple(knowledge.sig_index.scanner.literals))
+
+
+def cached_patterns(rules: Sequence[str] = ()) -> Patterns | None:
+    """`patterns(signatures.load(rules))`, read from the cache directory while the knowledge
+    files are unchanged: a producer process then starts without compiling ~300 regexes."""
+    files = signatures.knowledge_files(rules)
+    digest = hashlib.sha256(repr((CACHE_FORMAT, ALWAYS, WORDS, SAMPLED_EDGES, SUMMED_EDGES,
+                                  [str(f) for f in files])).encode())
+    for f in files:
+        digest.update(f.read_bytes())
+    base = cache_dir()
+    path = base / f"patterns-{digest.hexdigest()[:32]}.json" if base is not None else None
+    if path is not None:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+            if data is None:
+                return None
+            return Patterns(**{**data, "strong_literals": frozenset(data["strong_literals"]),
+                               "literals": tuple(data["literals"])})
+        except (OSError, ValueError, TypeError, KeyError):
+            pass
+    pats = patterns(signatures.load(rules))
+    if path is not None:
+        data = None if pats is None else {**asdict(pats),
+                                          "strong_literals": sorted(pats.strong_literals),
+                                          "literals": list(pats.literals)}
+        with contextlib.suppress(OSError):
+            tmp = path.with_suffix(f".{os.getpid()}.tmp")
+            tmp.write_text(json.dumps(data), encoding="utf-8")
+            tmp.replace(path)
+    return pats
 
 
 _CACHE: dict[int, tuple[Knowledge, Patterns | None]] = {}
@@ -192,11 +240,11 @@ def _edge(lines: pl.Series, pattern: str, taken: pl.Series, *, last: bool, k: in
         size *= 8
 
 
-def classify(first: int, lines: pl.Series, knowledge: Knowledge) -> Batch:
+def classify(first: int, lines: pl.Series, knowledge: Knowledge | Patterns) -> Batch:
     """Choose the lines of a batch that the full path must see."""
     import polars as pl
 
-    pats = patterns(knowledge)
+    pats = knowledge if isinstance(knowledge, Patterns) else patterns(knowledge)
     if pats is None:
         raise ValueError("this knowledge cannot be prefiltered; use the full path")
     full_mask = lines.str.contains(pats.full)
@@ -215,7 +263,7 @@ def classify(first: int, lines: pl.Series, knowledge: Knowledge) -> Batch:
     chosen = [i for i, hit in zip(full, hits.to_list(), strict=True) if hit]
     edges: set[int] = set()
     literals: dict[int, set[str]] = {}
-    scanner_lits = knowledge.sig_index.scanner.literals
+    scanner_lits = list(pats.literals)
     if full and scanner_lits:
         found = lines.gather(full).str.extract_many(scanner_lits, overlapping=True).to_list()
         literals = {i: set(f) for i, f in zip(full, found, strict=True)}
@@ -232,7 +280,7 @@ def classify(first: int, lines: pl.Series, knowledge: Knowledge) -> Batch:
     return Batch(first, len(lines), full, alive, texts, lines, edges, literals)
 
 
-def classified(batches: Iterator[tuple[int, pl.Series]], knowledge: Knowledge,
+def classified(batches: Iterator[tuple[int, pl.Series]], knowledge: Knowledge | Patterns,
                *, workers: int = WORKERS) -> Iterator[Batch]:
     """Classify batches in worker threads, in order, at most AHEAD batches ahead.
 

@@ -23,8 +23,10 @@ import subprocess
 import sys
 import threading
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict
 from functools import partial
+from itertools import chain
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -129,15 +131,22 @@ def main(argv: Sequence[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     path, name, rules, data_fd, ctl_fd = argv
     data, ctl = Connection(int(data_fd)), Connection(int(ctl_fd))
-    from . import fastpath, signatures  # after the sockets: imports take the longest
+    from . import fastpath  # after the sockets: imports take the longest
 
     kept: dict[int, Any] = {}
     slots = threading.Semaphore(AHEAD)
     threading.Thread(target=_serve, args=(ctl, kept, slots), daemon=True).start()
     source = Source(name, Path(path))
     try:
-        knowledge = signatures.load(json.loads(rules))
-        for bid, batch in enumerate(fastpath.classified(source.series_batches(), knowledge)):
+        batches = source.series_batches()
+        with ThreadPoolExecutor(1) as early:  # the first batch is read while knowledge loads
+            head = early.submit(next, batches, None)
+            pats = fastpath.cached_patterns(json.loads(rules))
+            first = head.result()
+        if pats is None:
+            raise RuntimeError("this knowledge cannot be prefiltered")
+        todo = chain([first] if first is not None else [], batches)
+        for bid, batch in enumerate(fastpath.classified(todo, pats)):
             slots.acquire()
             kept[bid] = batch.lines
             data.send(("batch", bid, batch.first, batch.size, batch.full, batch.alive,

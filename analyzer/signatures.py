@@ -198,6 +198,11 @@ def _files(dirs: Iterable[Path]) -> list[Path]:
     return out
 
 
+def knowledge_files(extra_dirs: Sequence[str] = ()) -> list[Path]:
+    """The TOML files `load` reads, in order."""
+    return _files([knowledge_dir(), *(Path(d) for d in extra_dirs)])
+
+
 def load(extra_dirs: Sequence[str] = ()) -> Knowledge:
     """Load the shipped knowledge plus any `--rules` directories (later ids override)."""
     return _load(tuple(str(Path(d)) for d in extra_dirs))
