@@ -144,7 +144,11 @@ def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None
             for ev in inherit_timestamps(iter_events(inp)):
                 analyzer.feed(ev)
     result = analyzer.result()
-    return build_report(analyzer, result, inputs, excerpts=excerpts)
+    try:
+        return build_report(analyzer, result, inputs, excerpts=excerpts)
+    finally:
+        for inp in inputs:
+            producer.release(inp.source)
 
 
 def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[fastpath.Batch]) -> None:

@@ -36,6 +36,7 @@ from .fastpath import AHEAD, Batch
 from .sources import Source
 
 SPLIT_BYTES = 32 << 20
+KEEP_DONE = 2  # batches the child keeps after the parent is done with them
 
 
 def wanted(source: Source) -> bool:
@@ -64,8 +65,10 @@ class RemoteBatches:
         ctl_there.close()
         self.data = Connection(data_here.detach())
         self.ctl = Connection(ctl_here.detach())
+        self._recent: dict[int, tuple[int, int]] = {}  # batch id -> (first line, size)
 
     def __iter__(self) -> Iterator[Batch]:
+        finished = False
         try:
             while True:
                 try:
@@ -75,18 +78,38 @@ class RemoteBatches:
                 kind = msg[0]
                 if kind == "batch":
                     _, bid, first, size, full, alive, texts, edges, literals = msg
+                    self._recent[bid] = (first, size)
+                    self._recent.pop(bid - KEEP_DONE - 1, None)
                     yield Batch(first, size, full, alive, texts, edges=edges, literals=literals,
                                 fetch=partial(self._window, bid))
                     self.ctl.send(("done", bid))
                 elif kind == "end":
                     self._finish(msg[1], msg[2])
+                    finished = True
                     return
                 elif kind == "input_error":
                     raise InputError(msg[1])
                 else:
                     raise RuntimeError(f"reader process failed: {msg[1]}")
         finally:
-            self.close()
+            if not finished or self.source._marks:  # a plain file seeks for its excerpts
+                self.close()
+            else:  # gzip: the excerpts near the end come from the child, not a second gunzip
+                self.source._recent = self.recent_lines
+
+    def recent_lines(self, lo: int, hi: int) -> dict[int, str] | None:
+        """Lines lo..hi if the child still holds them (the last batches), else None."""
+        out: dict[int, str] = {}
+        hi = min(hi, self.source.stats.lines)  # windows may reach past the last line
+        for bid, (first, size) in sorted(self._recent.items()):
+            a, b = max(lo, first), min(hi, first + size - 1)
+            if a <= b:
+                try:
+                    lines = self._window(bid, a - first, b - a + 1)
+                except (OSError, EOFError):
+                    return None
+                out.update(zip(range(a, a + len(lines)), lines, strict=True))
+        return out if len(out) == hi - lo + 1 else None
 
     def _window(self, bid: int, start: int, count: int) -> list[str]:
         self.ctl.send(("window", bid, start, count))
@@ -100,6 +123,8 @@ class RemoteBatches:
 
     def close(self) -> None:
         """Stop the child (it may still be reading when the parent gives up)."""
+        if self.source._recent == self.recent_lines:
+            self.source._recent = None
         for conn in (self.data, self.ctl):
             conn.close()
         if self.proc.poll() is None:
@@ -108,6 +133,14 @@ class RemoteBatches:
             except subprocess.TimeoutExpired:
                 self.proc.kill()
                 self.proc.wait()
+
+
+def release(source: Source) -> None:
+    """Stop a producer kept alive for `source`'s excerpts."""
+    recent = source._recent
+    owner = getattr(recent, "__self__", None)
+    if isinstance(owner, RemoteBatches):
+        owner.close()
 
 
 def _serve(ctl: Connection, kept: dict[int, Any], slots: threading.Semaphore) -> None:
@@ -121,8 +154,8 @@ def _serve(ctl: Connection, kept: dict[int, Any], slots: threading.Semaphore) ->
         if msg[0] == "window":
             _, bid, start, count = msg
             ctl.send(kept[bid].slice(start, count).to_list())
-        elif msg[0] == "done":
-            kept.pop(msg[1], None)
+        elif msg[0] == "done":  # the last few stay: excerpts of a gzip file come from them
+            kept.pop(msg[1] - KEEP_DONE, None)
             slots.release()
 
 

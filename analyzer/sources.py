@@ -15,9 +15,11 @@ import contextlib
 import gzip
 import io
 import os
+import queue
 import re
 import stat
 import sys
+import threading
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -89,6 +91,8 @@ class Source:
         self._gzipped = False  # set once the magic bytes have been read
         # (first line number, byte offset) of each batch of a plain file: excerpts seek there
         self._marks: list[tuple[int, int]] = []
+        # where the last lines are still at hand (a producer process): lo, hi -> lines or None
+        self._recent: Callable[[int, int], dict[int, str] | None] | None = None
 
     def __repr__(self) -> str:
         return f"Source({self.name!r})"
@@ -129,7 +133,7 @@ class Source:
         self._marks = []
         problems: list[str] = []
         lineno = 0
-        buf = bytearray()  # reused: fresh multi-MB buffers cost page faults
+        buf: bytes | bytearray = b""
         with self._open() as stream:
             chunks = self._chunks(stream, problems)
             head = self._sniff(chunks, problems)
@@ -138,21 +142,29 @@ class Source:
                 chunks, head = iter(()), []
                 buf = yield from self._file_batches(stream, min_bytes, problems)
                 lineno = stats.lines
-            for chunk in chain(head, chunks):
+            parts: list[bytes] = [bytes(buf)] if buf else []
+            size = len(buf)
+            # gunzip (and pipe reads) in a thread of their own: zlib releases the GIL, so
+            # decompression overlaps the split and classification of the batch before
+            for chunk in _prefetched(chain(head, chunks)):
                 stats.bytes += len(chunk)
-                buf += chunk
-                if len(buf) < min_bytes or b"\n" not in chunk:  # a long line is only collected
+                parts.append(chunk)
+                size += len(chunk)
+                if size < min_bytes or b"\n" not in chunk:  # a long line is only collected
                     continue
+                buf = b"".join(parts)
                 cut = buf.rfind(b"\n") + 1
                 series = self._series(buf, cut)
-                del buf[:cut]
+                parts = [buf[cut:]]
+                size = len(parts[0])
                 yield lineno + 1, series
                 lineno += len(series)
                 stats.lines = lineno
+            buf = b"".join(parts)
         cut = buf.rfind(b"\n") + 1
         if cut:
             series = self._series(buf, cut)
-            del buf[:cut]
+            buf = buf[cut:]
             yield lineno + 1, series
             lineno += len(series)
             stats.lines = lineno
@@ -199,7 +211,7 @@ class Source:
             keep = end - cut
             offset += cut
 
-    def _series(self, buf: bytearray, end: int) -> pl.Series:
+    def _series(self, buf: bytes | bytearray, end: int) -> pl.Series:
         """The complete lines buf[:end] (each ending in LF) as a Series; see `series_batches`.
 
         polars' split is checked, not trusted: the line lengths must add up to the bytes.
@@ -235,6 +247,10 @@ class Source:
         out: dict[int, str] = {}
         if hi < lo:
             return out
+        if self._recent is not None:
+            recent = self._recent(lo, hi)
+            if recent is not None:
+                return recent
         problems: list[str] = []
         lineno = 1  # number of the line that starts at the beginning of `carry`
         carry = b""
@@ -484,6 +500,38 @@ class _Replay:
     def seek(self, offset: int, /) -> int:
         """Part of the file protocol gzip expects; only used to rewind, which we never do."""
         raise io.UnsupportedOperation("seek")
+
+
+def _prefetched(chunks: Iterator[bytes], ahead: int = 8) -> Iterator[bytes]:
+    """`chunks`, produced by a thread of their own at most `ahead` chunks in advance."""
+    box: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=ahead)
+    stop = threading.Event()
+
+    def run() -> None:
+        try:
+            for chunk in chunks:
+                if stop.is_set():
+                    return
+                box.put(chunk)
+        except BaseException as exc:  # re-raised in the consumer
+            box.put(exc)
+            return
+        box.put(None)
+
+    worker = threading.Thread(target=run, name="loglens-inflate", daemon=True)
+    worker.start()
+    try:
+        while (item := box.get()) is not None:
+            if isinstance(item, BaseException):
+                raise item
+            yield item
+    finally:
+        stop.set()
+        while worker.is_alive():  # unblock a producer waiting on a full queue
+            try:
+                box.get_nowait()
+            except queue.Empty:
+                worker.join(0.01)
 
 
 def _seekable(stream: BinaryIO) -> bool:

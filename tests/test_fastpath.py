@@ -4,6 +4,7 @@ log with a crash at the end."""
 
 from __future__ import annotations
 
+import gzip
 import random
 from collections.abc import Iterator
 from pathlib import Path
@@ -103,6 +104,29 @@ def test_the_producer_process_gives_the_same_report(tmp_path: Path,
     assert _answer(there) == _answer(here)
     assert there["excerpts"] == here["excerpts"] and there["lines"] == here["lines"]
     assert there["stats"] == here["stats"]
+
+
+def test_the_producer_serves_gzip_excerpts_from_memory(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    """A .gz cannot seek: the excerpts near its end come from the batches the child still
+    holds, not from a second gunzip; the report is the same as in-process."""
+    log = _serving_log(tmp_path)
+    gz = tmp_path / "serving.log.gz"
+    gz.write_bytes(gzip.compress(log.read_bytes()))
+    here = api.explain([str(gz)])
+    monkeypatch.setenv("LOGLENS_SPLIT_BYTES", "0")
+    answers: list[bool] = []
+    real = producer.RemoteBatches.recent_lines
+
+    def spy(self: producer.RemoteBatches, lo: int, hi: int) -> dict[int, str] | None:
+        got = real(self, lo, hi)
+        answers.append(got is not None)
+        return got
+
+    monkeypatch.setattr(producer.RemoteBatches, "recent_lines", spy)
+    there = api.explain([str(gz)])
+    assert there == here
+    assert answers == [True] and there["excerpts"]
 
 
 @pytest.mark.corpus
