@@ -218,7 +218,7 @@ class Source:
         """
         import polars as pl
 
-        if buf.find(b"\x00", 0, end) < 0 and buf.find(b"\x1f", 0, end) < 0:  # \x1f: separator
+        if buf.find(b"\x00", 0, end) < 0:  # NULs are replaced and counted: the careful path
             with memoryview(buf) as view:
                 data = io.BytesIO(view[:end])
             try:
@@ -232,9 +232,11 @@ class Source:
                 series = frame.get_column("text").fill_null("")
                 sizes = series.str.len_bytes()
                 longest, total = sizes.max(), sizes.sum()
-                crlf = buf.count(b"\r\n", 0, end) if buf.find(b"\r", 0, end) >= 0 else 0
+                if isinstance(total, int) and total + len(series) != end:
+                    total += buf.count(b"\r\n", 0, end)  # CRLF: polars dropped the CR
+                # a line holding the separator (\x1f) was cut short: the sum tells
                 if (isinstance(longest, int) and longest <= MAX_LINE_CHARS
-                        and total + len(series) + crlf == end):
+                        and total + len(series) == end):
                     return series
         return pl.Series("text", self._decode_body(bytes(buf[:end - 1])), dtype=pl.String)
 
