@@ -196,3 +196,7 @@ def test_a_rule_without_a_literal_still_gets_every_line(tmp_path: Path) -> None:
     log.write_text("[2025-01-01 00:00:00] hello\n[2025-01-01 00:00:01] ZQx\n", encoding="utf-8")
     report = api.explain([str(log)], rules=[str(rules)], excerpts=False)
     assert report["root_cause"]["signature"] == "mine.lookahead"
+
+
+def test_minimal_literals_select_the_same_lines() -> None:
+    assert fastpath._minimal({"ab", "abc", "b", "cd", "xcdx"}) == {"b", "cd"}
