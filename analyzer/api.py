@@ -114,7 +114,7 @@ def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None
     sources = open_sources(list(paths))
     remote = None
     if fast and sources and producer.wanted(sources[0]):  # starts now: overlaps our start-up
-        remote = producer.RemoteBatches(sources[0], rules)
+        remote = producer.take(sources[0], rules) or producer.RemoteBatches(sources[0], rules)
     try:
         inputs = _with_years(sources, year)
         knowledge = signatures.load(rules)

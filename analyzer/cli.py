@@ -204,6 +204,9 @@ register_report(app)
 def main() -> None:
     """Console entry point: every failure becomes one line on stderr and an exit code."""
     try:
+        from .producer import prestart  # a big file's reader starts while the CLI parses
+
+        prestart(sys.argv[1:])
         rv = app(standalone_mode=False)
         sys.exit(rv if isinstance(rv, int) else 0)
     except LoglensError as exc:

@@ -12,6 +12,7 @@ import csv
 import gzip
 import io
 import json
+import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -20,6 +21,8 @@ from pathlib import Path
 
 import polars as pl
 import pytest
+
+from tests.conftest import corpus_logs
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS_LOG = ROOT / "corpus" / "vllm" / "vllm-v1-tp8-cudagraph-capture-oom-rank6.log"
@@ -321,3 +324,24 @@ def test_year_option(runs: dict[str, Run]) -> None:
 def test_no_run_printed_a_traceback(runs: dict[str, Run]) -> None:
     """Whatever happened, no invocation shows a Python traceback."""
     assert [name for name, run in runs.items() if "Traceback" in run.stderr] == []
+
+
+def _with_producer(*args: str) -> Run:
+    env = {**os.environ, "LOGLENS_SPLIT_BYTES": "0"}  # every file gets a producer process
+    cmd = [sys.executable, "-m", "analyzer", *args]
+    proc = subprocess.run(cmd, capture_output=True, timeout=TIMEOUT, cwd=ROOT, check=False,
+                          env=env)
+    return Run(list(args), proc.returncode, proc.stdout, proc.stderr.decode("utf-8", "replace"))
+
+
+def test_the_prestarted_producer_gives_the_same_report() -> None:
+    log = str(corpus_logs()[0])
+    plain = loglens("explain", "--format", "json", log)
+    early = _with_producer("explain", "--format", "json", "--fail-on", "healthy", log)
+    assert plain.code == 0 and early.code in (0, 1) and not early.err_lines
+    assert json.loads(early.stdout) == json.loads(plain.stdout)
+
+
+def test_a_usage_error_with_a_prestarted_producer_is_one_line() -> None:
+    bad = _with_producer("explain", "--format", "nope", str(corpus_logs()[0]))
+    assert bad.code == 2 and len(bad.err_lines) == 1 and "Traceback" not in bad.stderr
