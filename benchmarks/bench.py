@@ -406,6 +406,7 @@ def bench_size(
     timeout: float,
     work: Path,
     repeat: int = 3,
+    parquet: bool = True,
 ) -> tuple[list[Run], list[dict[str, object]]]:
     log, gz, small = paths["log"], paths["gz"], paths["small"]
     runs: list[Run] = []
@@ -491,14 +492,19 @@ def bench_size(
             rg.result = _answer_str(a_gz)
             rg.extra["answer"] = a_gz
             pq = work / "events.parquet"
-            rp = go("loglens events --format parquet",
-                    [loglens, "events", "--format", "parquet", "-o", str(pq), str(log)], inp=log)
-            if rp.status == "ok" and pq.exists():
-                rp.result = f"{pq.stat().st_size / MiB:.1f} MB parquet"
-                rp.extra["parquet_rows"] = _parquet_rows(loglens, pq)
-                if rp.extra["parquet_rows"] is not None:
-                    rp.result += f", {rp.extra['parquet_rows']:,} rows"
-            pq.unlink(missing_ok=True)
+            if not parquet:
+                runs.append(Run(size=label, tool="loglens events --format parquet", cmd=[],
+                                status="skipped", note="--skip-parquet"))
+            else:
+                rp = go("loglens events --format parquet",
+                        [loglens, "events", "--format", "parquet", "-o", str(pq), str(log)],
+                        inp=log)
+                if rp.status == "ok" and pq.exists():
+                    rp.result = f"{pq.stat().st_size / MiB:.1f} MB parquet"
+                    rp.extra["parquet_rows"] = _parquet_rows(loglens, pq)
+                    if rp.extra["parquet_rows"] is not None:
+                        rp.result += f", {rp.extra['parquet_rows']:,} rows"
+                pq.unlink(missing_ok=True)
 
         ok, why = compare(a_small, a_large)
         checks.append({"size": label, "pair": "small vs large", "ok": ok, "detail": why,
@@ -672,6 +678,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true",
                     help="~8 MB smoke run for CI (10 s per-run timeout; < 30 s in total)")
     ap.add_argument("--skip-lnav", action="store_true", help="do not run lnav")
+    ap.add_argument("--skip-parquet", action="store_true",
+                    help="do not time `events --format parquet` (11 minutes on 1 GB)")
     ap.add_argument("--timeout", default=None,
                     help="per-run timeout in seconds (default 1800; --quick: 10), or per size: "
                          "64M=1800,256M=3600,1G=1800")
@@ -730,7 +738,7 @@ def main(argv: list[str] | None = None) -> int:
         with tempfile.TemporaryDirectory(prefix=f"bench-{label}-") as work:
             timeout = timeouts.get(label, default_timeout)
             runs, checks = bench_size(label, paths, loglens, lnav, timeout, Path(work),
-                                      repeat=args.repeat)
+                                      repeat=args.repeat, parquet=not args.skip_parquet)
         all_runs += runs
         all_checks += checks
         used_timeouts[label] = timeout
