@@ -21,11 +21,9 @@ import contextlib
 import hashlib
 import json
 import os
-import queue
 import re
-import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -35,6 +33,7 @@ from .cache import cache_dir
 from .literals import required_literals
 from .model import SourceLine
 from .signatures import NAMED_GROUP, Knowledge
+from .threads import prefetched
 
 if TYPE_CHECKING:  # imported where used: the parent of a producer process never needs it
     import polars as pl
@@ -298,37 +297,14 @@ def classified(batches: Iterator[tuple[int, pl.Series]], knowledge: Knowledge | 
     The reader also runs in its own thread: file reads, gunzip and polars' CSV split release
     the GIL, so reading, classification and the caller's analysis overlap.
     """
-    todo: queue.Queue[Future[Batch] | BaseException | None] = queue.Queue(maxsize=AHEAD)
-    stop = threading.Event()
     pool = ThreadPoolExecutor(max_workers=workers, thread_name_prefix="loglens-classify")
-
-    def read() -> None:
-        try:
-            for first, lines in batches:
-                if stop.is_set():
-                    return
-                todo.put(pool.submit(classify, first, lines, knowledge))
-            todo.put(None)
-        except BaseException as exc:  # handed to the consumer, re-raised there
-            todo.put(exc)
-
-    reader = threading.Thread(target=read, name="loglens-read", daemon=True)
-    reader.start()
+    submitted = (pool.submit(classify, first, lines, knowledge) for first, lines in batches)
+    stream = prefetched(submitted, AHEAD, "loglens-read")
     try:
-        while True:
-            item = todo.get()
-            if item is None:
-                return
-            if isinstance(item, BaseException):
-                raise item
-            yield item.result()
+        for future in stream:
+            yield future.result()
     finally:
-        stop.set()
-        while reader.is_alive():  # unblock a reader waiting on a full queue
-            try:
-                todo.get_nowait()
-            except queue.Empty:
-                reader.join(0.01)
+        stream.close()  # stop the reader first: it submits to the pool
         pool.shutdown(wait=True, cancel_futures=True)
 
 

@@ -15,11 +15,9 @@ import contextlib
 import gzip
 import io
 import os
-import queue
 import re
 import stat
 import sys
-import threading
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +31,7 @@ if TYPE_CHECKING:  # polars is imported where it is used: `explain` of a big fil
 
 from analyzer.errors import InputError
 from analyzer.model import SourceLine
+from analyzer.threads import prefetched
 
 MAX_LINE_CHARS = 1_000_000  # longer lines are cut to this many chars; truncated=True
 CHUNK_BYTES = 1 << 20  # read size: big enough to amortise syscalls, small enough to bound memory
@@ -146,7 +145,7 @@ class Source:
             size = len(buf)
             # gunzip (and pipe reads) in a thread of their own: zlib releases the GIL, so
             # decompression overlaps the split and classification of the batch before
-            for chunk in _prefetched(chain(head, chunks)):
+            for chunk in prefetched(chain(head, chunks), 8, "loglens-inflate"):
                 stats.bytes += len(chunk)
                 parts.append(chunk)
                 size += len(chunk)
@@ -502,38 +501,6 @@ class _Replay:
     def seek(self, offset: int, /) -> int:
         """Part of the file protocol gzip expects; only used to rewind, which we never do."""
         raise io.UnsupportedOperation("seek")
-
-
-def _prefetched(chunks: Iterator[bytes], ahead: int = 8) -> Iterator[bytes]:
-    """`chunks`, produced by a thread of their own at most `ahead` chunks in advance."""
-    box: queue.Queue[bytes | BaseException | None] = queue.Queue(maxsize=ahead)
-    stop = threading.Event()
-
-    def run() -> None:
-        try:
-            for chunk in chunks:
-                if stop.is_set():
-                    return
-                box.put(chunk)
-        except BaseException as exc:  # re-raised in the consumer
-            box.put(exc)
-            return
-        box.put(None)
-
-    worker = threading.Thread(target=run, name="loglens-inflate", daemon=True)
-    worker.start()
-    try:
-        while (item := box.get()) is not None:
-            if isinstance(item, BaseException):
-                raise item
-            yield item
-    finally:
-        stop.set()
-        while worker.is_alive():  # unblock a producer waiting on a full queue
-            try:
-                box.get_nowait()
-            except queue.Empty:
-                worker.join(0.01)
 
 
 def _seekable(stream: BinaryIO) -> bool:
