@@ -245,7 +245,10 @@ def build_report(analyzer: Analyzer, result: dict[str, Any], inputs: Sequence[In
     tracker = analyzer.phases
     phase = analyzer.failure_phase(root) if root is not None else tracker.last_phase
     root_dict = _root_dict(root, analyzer, phase) if root is not None else None
-    progress = tracker.last_progress if phase in (None, tracker.last_phase) else None
+    # the last progress bar, only if it belongs to the phase reported (not weight loading's
+    # "48/48" shown for a crash hours into serving)
+    progress = (tracker.last_progress
+                if tracker.last_progress_phase == (phase or tracker.last_phase) else None)
     last_phase = ({"phase": phase or tracker.last_phase, "progress": progress}
                   if (phase or tracker.last_phase) else None)
     sigs: list[dict[str, Any]] = []

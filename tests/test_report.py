@@ -476,3 +476,21 @@ def test_helpers() -> None:
     assert len(cut) <= 300 and cut.startswith("HHH") and cut.endswith("TAIL")
     assert "chars]" in cut
     assert shorten("short", 300) == "short"
+
+
+def test_last_phase_progress_belongs_to_that_phase(tmp_path: Path) -> None:
+    """A healthy server's last phase is serving: weight loading's "5/5" is not its progress."""
+    from analyzer import api
+
+    log = tmp_path / "s.log"
+    log.write_text(
+        "[2025-05-12 09:14:03 TP0] Load weight begin. avail mem=78.00 GB\n"
+        "Loading safetensors checkpoint shards: 100% Completed | 5/5 [00:03<00:00,  1.52it/s]\n"
+        "[2025-05-12 09:14:09 TP0] Load weight end. type=Qwen2ForCausalLM, dtype=torch.bfloat16\n"
+        "[2025-05-12 09:15:40] The server is fired up and ready to roll!\n"
+        "[2025-05-12 09:15:41 TP0] Decode batch. #running-req: 1, #token: 40, token usage: 0.00, "
+        "cuda graph: True, gen throughput (token/s): 80.00, #queue-req: 0\n", encoding="utf-8")
+    report = api.explain([str(log)])
+    assert report["verdict"] == "healthy"
+    assert report["last_phase"]["phase"] == "serving"
+    assert report["last_phase"]["progress"] is None

@@ -51,6 +51,7 @@ class PhaseTracker:
     server_seen: bool = False
     last_phase: str | None = None
     last_progress: str | None = None
+    last_progress_phase: str | None = None  # the phase that progress belongs to
     hits: list[tuple[str, int]] = field(default_factory=list)  # (marker id, line)
     alive: deque[int] = field(default_factory=lambda: deque(maxlen=ALIVE_KEEP))  # the last
     # lines showing a healthy server (ready, successful serving): did it outlive an error?
@@ -73,6 +74,7 @@ class PhaseTracker:
             desc = ev.fields.get("desc")
             self.last_progress = f"{desc}: {text}" if desc else text
             spans = self.spans.get(key) or self._latest_spans()
+            self.last_progress_phase = spans[-1].phase if spans else None
             if spans:
                 spans[-1].progress = self.last_progress
 
@@ -118,6 +120,7 @@ class PhaseTracker:
         if "done" in groups and "total" in groups:
             spans[-1].progress = f"{groups['done']}/{groups['total']}"
             self.last_progress = spans[-1].progress
+            self.last_progress_phase = marker.phase
         self.last_phase = marker.phase
 
     def alive_after(self, line: int) -> int:
