@@ -8,10 +8,12 @@ from __future__ import annotations
 
 import json
 import re
+from pathlib import Path
 from typing import Any
 
 import pytest
 
+from analyzer import api
 from analyzer.errors import UsageError
 from analyzer.report import FormatType, human_duration, render, shorten
 from analyzer.report.markdown import LIMIT
@@ -480,7 +482,6 @@ def test_helpers() -> None:
 
 def test_last_phase_progress_belongs_to_that_phase(tmp_path: Path) -> None:
     """A healthy server's last phase is serving: weight loading's "5/5" is not its progress."""
-    from analyzer import api
 
     log = tmp_path / "s.log"
     log.write_text(
