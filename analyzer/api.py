@@ -270,6 +270,12 @@ def build_report(analyzer: Analyzer, result: dict[str, Any], inputs: Sequence[In
         "verdict": result["verdict"],
         "headline": "",
         "root_cause": root_dict,
+        "confidence": ({"level": result["confidence"][0], "reason": result["confidence"][1]}
+                       if result.get("confidence") else None),
+        "candidates": [{"line": f.line, "text": f.text, "rank": f.rank,
+                        "category": f.category or "other", "signature": f.sig_id,
+                        "rule": why, **({"file": f.source} if len(inputs) > 1 else {})}
+                       for f, why in result.get("candidates", [])],
         "symptoms": result["symptoms"],
         "phases": tracker.as_list()[:300],
         "last_phase": last_phase,

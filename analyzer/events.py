@@ -13,6 +13,7 @@ from .model import Event
 EVENT_SCHEMA: dict[str, Any] = {
     "line_start": pl.Int64,
     "line_end": pl.Int64,
+    "line_ranges": pl.Utf8,  # JSON [[first, last], ...] when the block is not contiguous
     "timestamp": pl.Utf8,
     "timestamp_inferred": pl.Boolean,
     "system": pl.Utf8,
@@ -30,6 +31,7 @@ CHUNK = 50_000
 def _row(ev: Event) -> dict[str, Any]:
     rec = ev.as_record()
     rec["rank"] = json.dumps(rec["rank"], sort_keys=True)
+    rec["line_ranges"] = json.dumps(rec["line_ranges"]) if rec["line_ranges"] else None
     rec["fields"] = json.dumps(rec["fields"], ensure_ascii=False, default=str)
     rec["source"] = ev.source
     return rec

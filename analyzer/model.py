@@ -98,11 +98,27 @@ class Event:
                 return self.rank[key]
         return None
 
+    def line_ranges(self) -> list[list[int]] | None:
+        """The owned lines as [first, last] runs when they are not one contiguous run (a
+        traceback whose writer interleaved with other records); None when they are: then
+        [line_start, line_end] says it all. Every input line is in exactly one event."""
+        lines = self.lines
+        if not lines or lines[-1] - lines[0] + 1 == len(lines):
+            return None
+        runs: list[list[int]] = [[lines[0], lines[0]]]
+        for n in lines[1:]:
+            if n == runs[-1][1] + 1:
+                runs[-1][1] = n
+            else:
+                runs.append([n, n])
+        return runs
+
     def as_record(self) -> dict[str, Any]:
         """The public shape of an event (`loglens events --format jsonl`)."""
         return {
             "line_start": self.line_start,
             "line_end": self.line_end,
+            "line_ranges": self.line_ranges(),
             "timestamp": self.timestamp,
             "timestamp_inferred": self.timestamp_inferred,
             "system": self.system,

@@ -263,8 +263,8 @@ def test_events_jsonl(runs: dict[str, Run]) -> None:
     run = runs["jsonl"]
     assert_clean_success(run)
     records = run.jsonl()
-    keys = {"line_start", "line_end", "timestamp", "timestamp_inferred", "system", "process",
-            "rank", "level", "kind", "message", "fields"}
+    keys = {"line_start", "line_end", "line_ranges", "timestamp", "timestamp_inferred",
+            "system", "process", "rank", "level", "kind", "message", "fields"}
     assert all(set(r) == keys for r in records)
     oom = [r for r in records if r["kind"] == "traceback" and r["rank"] == {"global": 6}]
     assert len(oom) == 1 and (oom[0]["line_start"], oom[0]["line_end"]) == (9, 11)

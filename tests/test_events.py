@@ -65,6 +65,8 @@ def assert_covers(events: Sequence[Event], n_lines: int) -> None:
         assert ev.lines == sorted(ev.lines)
         assert (ev.line_start, ev.line_end) == (min(ev.lines), max(ev.lines)), ev
         assert len(ev.raw) == len(ev.clean) == len(ev.lines)
+        runs = ev.as_record()["line_ranges"] or [[ev.line_start, ev.line_end]]
+        assert [n for a, b in runs for n in range(a, b + 1)] == ev.lines, ev  # says its own lines
     starts = [ev.line_start for ev in events]
     assert starts == sorted(starts), "events must leave in line order"
 
@@ -101,6 +103,23 @@ def corpus_events(log: Path) -> tuple[Event, ...]:
 def test_corpus_lines_each_belong_to_one_event(log: Path) -> None:
     """Every line of every corpus log is owned by exactly one event."""
     assert_covers(corpus_events(log), physical_lines(log.read_bytes()))
+
+
+def test_interleaved_block_says_which_lines_are_its_own() -> None:
+    """A traceback whose writer interleaved with another rank's records keeps its span, but
+    its public record lists the runs it owns, so no other event's line looks enclosed."""
+    text = "\n".join([
+        "[rank0]: Traceback (most recent call last):",
+        '[rank1]: [W socket.cpp:464] [c10d] The server socket has failed to bind.',
+        '[rank0]:   File "/srv/a.py", line 3, in load',
+        "[rank0]: KeyError: 'lm_head.weight'",
+    ])
+    events = events_of_text(text)
+    assert_covers(events, 4)
+    tb = next(ev for ev in events if ev.kind == "traceback")
+    assert tb.as_record()["line_ranges"] == [[1, 1], [3, 4]]
+    other = next(ev for ev in events if ev.kind != "traceback")
+    assert other.as_record()["line_ranges"] is None
 
 
 # Real line shapes, so that generated input exercises wrappers, heads and block assembly.

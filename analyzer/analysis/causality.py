@@ -88,6 +88,81 @@ def choose_root(findings: Sequence[Finding], *, by_time: bool = False) -> Findin
     return None
 
 
+MAX_CANDIDATES = 3
+
+
+def candidates(findings: Sequence[Finding], root: Finding) -> list[tuple[Finding, str]]:
+    """Up to three other lines that could have been the root cause, best first, each with the
+    rule that ranked it below the chosen one. The order is the choice's own: unresolved
+    primary errors, then stand-ins, then what the process outlived or recovered from, then
+    consequences. A line that repeats the root's signature (the same error on another rank)
+    is not a rival and is left out."""
+    def rule(f: Finding) -> tuple[int, str]:
+        if f.resolved:
+            return 4, f"recovered: {f.reason or 'a later line shows it cleared'}"
+        if f.tier == 1:
+            return 1, ("a primary error printed later: the first primary error wins"
+                       if f.seq > root.seq else "a primary error printed earlier on another input")
+        if f.tier == 2:
+            if root.tier == 1:
+                return 2, ("a stand-in (a generic error or report): used only when no primary "
+                           "error is stated")
+            return 2, "a stand-in printed later: the first one wins"
+        if f.kind == "nonfatal":
+            return 3, f"non-fatal: {f.reason or 'the process went on after it'}"
+        return 5, f"consequence: {f.reason or 'follows from the root cause'}"
+
+    seen = {root.sig_id} if root.sig_id else set()
+    texts = {root.clean.strip()}
+    ranked = []
+    for f in findings:
+        if f is root or f.seq == root.seq:
+            continue
+        key = f.clean.strip()
+        if (f.sig_id and f.sig_id in seen) or key in texts:
+            continue
+        order, why = rule(f)
+        ranked.append((order, f.seq, f, why))
+    ranked.sort(key=lambda r: (r[0], r[1]))
+    out: list[tuple[Finding, str]] = []
+    for _order, _seq, f, why in ranked:
+        if (f.sig_id and f.sig_id in seen) or f.clean.strip() in texts:
+            continue
+        out.append((f, why))
+        if f.sig_id:
+            seen.add(f.sig_id)
+        texts.add(f.clean.strip())
+        if len(out) == MAX_CANDIDATES:
+            break
+    return out
+
+
+def confidence(root: Finding, rivals: Sequence[tuple[Finding, str]], *,
+               from_silence: bool = False) -> tuple[str, str]:
+    """How sure the choice is (high | medium | low) and why, from what kind of evidence the
+    root is: a known failure signature is high; an exception or stand-in no signature knows,
+    or a known one with an unrelated primary error close behind, is medium; an unknown
+    error-level line or a hang read from silence is low."""
+    if from_silence:
+        return "low", "no line states a failure: the hang is read from where the ranks went silent"
+    if root.kind == "error":
+        return "low", ("an error-level line no signature knows, and nothing more specific "
+                       "was printed")
+    close = [f for f, _ in rivals if f.tier == 1 and f.category != root.category
+             and abs(f.line - root.line) <= 3 and f.source == root.source]
+    if root.sig is not None and root.tier == 1:
+        if close:
+            return "medium", (f"another primary error of a different kind follows at line "
+                              f"{close[0].line}")
+        return "high", f"a known failure signature ({root.sig.id})"
+    if root.sig is not None:
+        return "medium", (f"a report of the failure ({root.sig.id}), not its statement: nothing "
+                          "earlier says why")
+    if root.role == "statement":
+        return "medium", "the originating exception of a traceback, but no signature knows it"
+    return "medium", "a generic failure line"
+
+
 def symptom_reason(f: Finding, root: Finding) -> str:
     """Why a finding is listed under the root cause rather than as a cause of its own."""
     if f.reason:

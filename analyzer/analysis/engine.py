@@ -12,7 +12,7 @@ from typing import Any
 
 from ..model import Event
 from ..signatures import Knowledge
-from .causality import RULES, choose_root, survived, symptom_reason
+from .causality import RULES, candidates, choose_root, confidence, survived, symptom_reason
 from .findings import Finding, block_findings, line_findings, stack_of
 from .phases import PhaseTracker
 
@@ -171,8 +171,11 @@ class Analyzer:
                 symptoms.append({"line": f.line, "text": f.text, "rank": f.rank,
                                  "reason": symptom_reason(f, root), "signature": f.sig_id,
                                  **({"file": f.source} if self.input_index > 0 else {})})
+        rivals = candidates(findings, root) if root is not None else []
+        sure = confidence(root, rivals, from_silence=hang_from_silence) if root is not None \
+            else None
         return {"verdict": verdict, "root": root, "symptoms": symptoms[:MAX_SYMPTOMS],
-                "findings": findings}
+                "findings": findings, "candidates": rivals, "confidence": sure}
 
     def failure_phase(self, root: Finding) -> str | None:
         """The phase the job failed in: the root's own stack, else the stack of the nearest

@@ -225,6 +225,13 @@ def _summary(out: _Out, report: Mapping[str, Any]) -> None:
         rows.append(("Remediation", prose(root.get("remediation"))))
     if root.get("signature"):
         rows.append(("Signature", code(root.get("signature"), 80)))
+    sure = section(report, "confidence")
+    if sure is not None and sure.get("level"):
+        rows.append(("Confidence", f"{inline(sure.get('level'), 10)}: {prose(sure.get('reason'))}"))
+        rivals = items(report, "candidates")
+        if sure.get("level") != "high" and rivals:
+            rows.append(("Runner-up", f"line {count(rivals[0].get('line'))} "
+                         f"{code(rivals[0].get('text'), 200)} ({prose(rivals[0].get('rule'))})"))
     out.add("".join(f"- **{name}:** {value}\n" for name, value in rows) + "\n")
 
 

@@ -175,6 +175,18 @@ def _root_cause(report: Mapping[str, Any], root: Mapping[str, Any]) -> list[Rend
         grid.add_row("fix", Text(fix, style="green"))
     if root.get("signature"):
         grid.add_row("signature", Text(line_text(root.get("signature"), 80), style="dim"))
+    sure = section(report, "confidence")
+    if sure is not None and sure.get("level"):
+        grid.add_row("confidence", Text(f"{line_text(sure.get('level'), 10)} · "
+                                        f"{line_text(sure.get('reason'), PROSE_MAX)}",
+                                        style="dim"))
+        rivals = items(report, "candidates")
+        if sure.get("level") != "high" and rivals:
+            alt = Text(_lineno(rivals[0].get("line")), style=LINE_STYLE)
+            alt.append("  ")
+            alt.append(line_text(rivals[0].get("text"), ROOT_TEXT_MAX))
+            alt.append(f"  ({line_text(rivals[0].get('rule'), 120)})", style="dim")
+            grid.add_row("runner-up", alt)
     return [_title("Root cause"), _indent(grid)]
 
 
