@@ -5,11 +5,12 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
-from . import fastpath, producer, signatures
+from . import fastpath, prefixes, producer, signatures
 from .analysis.engine import Analyzer
 from .analysis.findings import Finding
 from .blocks import Assembler, record_event
@@ -28,30 +29,37 @@ DATED_WRAPPERS = ("docker_ts", "kubectl", "launcher", "journald")
 
 @dataclass
 class Input:
-    """One opened input and the year its yearless timestamps belong to."""
+    """One opened input, the year its yearless timestamps belong to, and the prefixes it
+    puts before its records (inferred from its first lines)."""
 
     source: Source
     year: int | None
+    prefixes: list[re.Pattern[str]] = field(default_factory=list)
 
 
-def _sniff_year(src: Source) -> int | None:
-    """The year of the first fully dated line, so yearless lines before it get it right."""
+def _sniff(src: Source) -> tuple[int | None, list[re.Pattern[str]]]:
+    """What the first lines teach: the year of the first fully dated line (so yearless lines
+    before it get it right) and the prefixes this input puts before its records."""
     from .framing import Framer as _F  # local: a throwaway framer
 
     framer = _F()
+    year: int | None = None
+    texts: list[str] = []
     try:
         for i, line in enumerate(src.lines()):
-            if i >= YEAR_SNIFF_LINES:
+            if i >= YEAR_SNIFF_LINES or (year is not None and i >= prefixes.SAMPLE_LINES):
                 break
             frame = framer.frame(line)
+            if i < prefixes.SAMPLE_LINES:
+                texts.append(frame.clean[sum(len(p.text) for p in frame.prefixes):])
             head = frame.head
             dated = head is not None and (head.fmt in DATED_HEADS or any(
                 p.kind in DATED_WRAPPERS for p in frame.prefixes))
-            if dated and head is not None and head.timestamp:
-                return int(head.timestamp[:4])
+            if year is None and dated and head is not None and head.timestamp:
+                year = int(head.timestamp[:4])
     except Exception:
-        return None
-    return None
+        return year, []
+    return year, prefixes.infer(texts, framer.recognised)
 
 
 def open_inputs(paths: Sequence[str], year: int | None = None) -> list[Input]:
@@ -62,16 +70,18 @@ def open_inputs(paths: Sequence[str], year: int | None = None) -> list[Input]:
 def _with_years(sources: Sequence[Source], year: int | None) -> list[Input]:
     out = []
     for src in sources:
-        y = year
-        if y is None and src.path is not None:
-            y = _sniff_year(src) or src.mtime_year()
-        out.append(Input(src, y))
+        y, learned = year, []
+        if src.path is not None:
+            sniffed, learned = _sniff(src)
+            if y is None:
+                y = sniffed or src.mtime_year()
+        out.append(Input(src, y, learned))
     return out
 
 
 def iter_events(inp: Input) -> Iterator[Event]:
     """Every event of one input, in line order."""
-    framer = Framer(inp.year)
+    framer = Framer(inp.year, inp.prefixes)
     asm = Assembler()
     name = inp.source.name
     for line in inp.source.lines():
@@ -153,7 +163,7 @@ def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None
 
 def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[fastpath.Batch]) -> None:
     """Full framing and analysis only for the lines that can matter (see fastpath.py)."""
-    framer = Framer(inp.year)
+    framer = Framer(inp.year, inp.prefixes)
     asm = Assembler()
     name = inp.source.name
     last_ts: list[str | None] = [None]

@@ -250,6 +250,8 @@ class Block:
         ev.lines = [f.lineno for f in self.frames]
         ev.raw = [f.raw for f in self.frames]
         ev.clean = [f.clean for f in self.frames]
+        ev.offsets = [f.wrapped for f in self.frames] if any(f.prefixes for f in self.frames) \
+            else []
         ev.fields = fields
         if self.kind not in QUIET_KINDS:
             ev.level = ev.level or ("critical" if self.kind in ("faulthandler", "cpp_abort",
@@ -363,6 +365,7 @@ def _event_from_frame(frame: Frame, kind: str, message: str) -> Event:
         process=frame.process, rank=dict(frame.rank),
         level=head.level if head else None,
         lines=[frame.lineno], raw=[frame.raw], clean=[frame.clean],
+        offsets=[frame.wrapped] if frame.prefixes else [],
     )
 
 

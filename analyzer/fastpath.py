@@ -38,7 +38,7 @@ from .threads import prefetched
 if TYPE_CHECKING:  # imported where used: the parent of a producer process never needs it
     import polars as pl
 
-CACHE_FORMAT = 2  # bump when Patterns or how they are built changes
+CACHE_FORMAT = 3  # bump when Patterns or how they are built changes
 SAMPLED_EDGES = ("serving", "in")  # markers that only extend a phase: a sample is enough
 SUMMED_EDGES = ("begin", "end")  # after the server is ready, these too (see Batch.edges)
 SERVING_STRIDE = 4096  # about one sampled line in this many takes the full path
@@ -61,6 +61,9 @@ WORDS = ("rror", "exception", "warn", "fail", "fatal", "critical", "abort", "kil
 ALWAYS = (
     rf"^(?:{_S}|=)",  # indented (frames, continuations), separators (=====)
     r"File \"|Traceback \(|Thread 0x|thread 0x| FAILED|Call stack:|Message:|Arguments:",
+    # block starts that may sit behind a wrapper (a CI timestamp, a quote, a label), where
+    # the anchored shape above cannot see them: native backtraces, crash handlers, py-spy
+    r"backtrace \(tid|Caught signal|most recent call first|\((?:active|idle)\)",
     rf"\|{_S}*$",  # table rows that end in a bar
     r"%\||% Completed|it/s\]|s/it\]",
     r"server_args=|args: Namespace\(|non-default args:|with config:",

@@ -9,7 +9,7 @@ record itself and know who wrote it.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
@@ -70,9 +70,12 @@ def _first_head() -> Callable[[str], int]:
 class Framer:
     """Frames the lines of one input; keeps the little state that needs (year, last system)."""
 
-    def __init__(self, year: int | None = None) -> None:
+    def __init__(self, year: int | None = None,
+                 inferred: Sequence[re.Pattern[str]] = ()) -> None:
         self.years = YearResolver(year)
         self.system_hint = "other"
+        self.inferred = tuple(inferred)  # this input's own prefixes (prefixes.infer)
+        self.labels: set[str] = set()  # pdsh/srun labels seen in front of a record
 
     def frame(self, line: SourceLine) -> Frame:
         """Frame one physical line."""
@@ -146,6 +149,7 @@ class Framer:
         pos = 0
         parsers = grammar.wrapper_parsers()
         first = _first_wrapper()
+        inferred = 0
         for _ in range(8):
             here = text[pos:] if pos else text
             for parser in parsers[first(here):]:
@@ -154,14 +158,34 @@ class Framer:
                     continue
                 end, fields = hit
                 rest = text[pos + end:]
-                if parser.name == "pdsh" and not _pdsh_prefix(text, pos, end, rest):
-                    continue
+                if parser.name == "pdsh":
+                    label = text[pos:pos + end].strip()
+                    if label in self.labels and (not rest or text[pos + end - 1].isspace()):
+                        pass  # a label this input already used: any body may follow
+                    elif not _pdsh_prefix(text, pos, end, rest):
+                        continue
+                    elif len(self.labels) < 4096:
+                        self.labels.add(label)
                 prefixes.append(Prefix(parser.name, text[pos:pos + end], _clean_fields(fields)))
                 pos += end
                 break
             else:
-                break
+                # no known wrapper here: the next of the prefixes this input taught, if any
+                m = self.inferred[inferred].match(here) if inferred < len(self.inferred) else None
+                if m is None or not m.end():
+                    break
+                inferred += 1
+                prefixes.append(Prefix("inferred", text[pos:pos + m.end()]))
+                pos += m.end()
         return prefixes, text[pos:]
+
+    def recognised(self, text: str) -> bool:
+        """Whether a text starts with a wrapper or a record head the grammars know."""
+        prefixes, rest = self._peel(text)
+        if prefixes:
+            return True
+        info = self._head(rest, prefixes)  # a bare [word] tag is a head only in context
+        return info is not None and info[0].fmt not in ("wrapper", "tag")
 
     def _identity_from_prefixes(self, frame: Frame) -> None:
         for p in frame.prefixes:
@@ -359,6 +383,8 @@ def _pdsh_prefix(text: str, pos: int, end: int, rest: str) -> bool:
     output line of that host, outermost only), not a word and a colon."""
     if not rest.strip():
         return pos == 0
+    if text[pos] == " " and text[pos:pos + end].strip()[:-1].isdigit():
+        return True  # srun --label pads the task id (" 3: " beside "12: "): no word does that
     return text[pos + end - 1].isspace() and bool(LOOKS_LIKE_RECORD.match(rest))
 
 

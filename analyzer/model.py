@@ -65,6 +65,11 @@ class Frame:
     rank: dict[str, int] = field(default_factory=dict)
 
     @property
+    def wrapped(self) -> int:
+        """How many characters of `clean` the wrappers take (the record starts there)."""
+        return sum(len(p.text) for p in self.prefixes) if self.prefixes else 0
+
+    @property
     def emitter(self) -> tuple[str, ...]:
         """Who wrote the line, as far as prefixes tell: the key for block assembly."""
         key = tuple(p.text for p in self.prefixes if p.kind != "timestamp")
@@ -90,6 +95,12 @@ class Event:
     raw: list[str] = field(default_factory=list)  # raw text of the owned lines
     clean: list[str] = field(default_factory=list)  # cleaned text of the owned lines
     source: str = ""
+    offsets: list[int] = field(default_factory=list)  # where each line's record starts in
+    # `clean`, after its wrappers (empty: at 0)
+
+    def offset(self, i: int) -> int:
+        """Where line i's record starts in `clean[i]`, after its wrappers."""
+        return self.offsets[i] if i < len(self.offsets) else 0
 
     def rank_number(self) -> int | None:
         """The one rank number worth showing: global, else TP, else the first known."""

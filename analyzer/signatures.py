@@ -91,10 +91,11 @@ class Knowledge:
     sig_index: LiteralIndex[Signature] = field(default_factory=lambda: LiteralIndex([], []))
     marker_index: LiteralIndex[Marker] = field(default_factory=lambda: LiteralIndex([], []))
 
-    def match(self, text: str) -> list[tuple[Signature, dict[str, str]]]:
+    def match(self, text: str, offset: int = 0) -> list[tuple[Signature, dict[str, str]]]:
         """All signatures that match `text`, most specific first (only the first MATCH_CHARS
-        characters are looked at: an error is stated at the start of its line)."""
-        hits = _search(text[:MATCH_CHARS], self.sig_index)
+        characters are looked at: an error is stated at the start of its line); `offset`:
+        where the record starts, after the line's wrappers."""
+        hits = _search(text[:MATCH_CHARS], self.sig_index, offset)
         hits.sort(key=lambda h: (h[0].kind == "benign", -h[0].priority, h[0].tier))
         return hits
 
@@ -106,9 +107,9 @@ class Knowledge:
                 return hint.phase
         return None
 
-    def markers_for(self, text: str) -> list[tuple[Marker, dict[str, str]]]:
-        """Phase markers found in `text`."""
-        return _search(text[:MATCH_CHARS], self.marker_index)
+    def markers_for(self, text: str, offset: int = 0) -> list[tuple[Marker, dict[str, str]]]:
+        """Phase markers found in `text` (whose record starts at `offset`)."""
+        return _search(text[:MATCH_CHARS], self.marker_index, offset)
 
 
 class _Entry(Protocol):
@@ -119,12 +120,24 @@ class _Entry(Protocol):
 E = TypeVar("E", bound=_Entry)
 
 
-def _search(text: str, index: LiteralIndex[E]) -> list[tuple[E, dict[str, str]]]:
+ANCHORED = re.compile(r"^\^|\|\^|^\(\?:\^")
+
+
+@cache
+def _anchored(pattern: re.Pattern[str]) -> bool:
+    """A pattern written for the start of the record ('^frame #'), not of the physical line."""
+    return ANCHORED.search(pattern.pattern) is not None
+
+
+def _search(text: str, index: LiteralIndex[E], offset: int = 0
+            ) -> list[tuple[E, dict[str, str]]]:
     """The entries whose pattern matches, with their named groups; only entries whose required
-    literal occurs in `text` are searched."""
+    literal occurs in `text` are searched. An anchored pattern is tried where the record
+    starts, after the `offset` characters of wrappers (`sglang-1  | `, `> `, `[rank3]: `)."""
     hits = []
     for entry in index.candidates(text):
-        m = entry.pattern.search(text)
+        pattern = entry.pattern
+        m = pattern.search(text[offset:] if offset and _anchored(pattern) else text)
         if m:
             hits.append((entry, {k: v for k, v in m.groupdict().items() if v is not None}))
     return hits

@@ -108,7 +108,7 @@ class Analyzer:
         spans = ph.spans.get(key)
         if not spans:
             return False
-        hits = self.knowledge.markers_for(ev.clean[0])
+        hits = self.knowledge.markers_for(ev.clean[0], ev.offset(0))
         if not hits or any(m.phase != spans[-1].phase or m.edge not in ("begin", "end")
                            or "done" in g for m, g in hits):
             return False

@@ -96,7 +96,7 @@ def best(hits: list[tuple[Signature, dict[str, str]]]) -> tuple[Signature, dict[
 
 def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
     """Findings of a single-line event."""
-    hits = knowledge.match(ev.clean[0])
+    hits = knowledge.match(ev.clean[0], ev.offset(0))
     hit = best(hits)
     if hit is not None:
         sig, _groups = hit
@@ -122,7 +122,7 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     out: list[Finding] = []
     stmt_hits: list[tuple[Signature, dict[str, str]]] = []
     for i in range(len(ev.lines)):
-        hits = knowledge.match(ev.clean[i])
+        hits = knowledge.match(ev.clean[i], ev.offset(i))
         if stmt_i is not None and stmt_i <= i < section_end:
             stmt_hits.extend(h for h in hits if h[0].kind != "benign")
             if i == stmt_i:

@@ -66,7 +66,7 @@ class PhaseTracker:
         self.last_line[key] = (ev.line_end, ev.timestamp, ev.raw[-1] if ev.raw else "")
         if ev.kind in ("traceback", "faulthandler", "cpp_abort", "native", "logging_error"):
             return
-        for marker, groups in self.knowledge.markers_for(ev.clean[0]):
+        for marker, groups in self.knowledge.markers_for(ev.clean[0], ev.offset(0)):
             self._apply(key, marker, groups, ev)
         if ev.kind == "progress" and "n" in ev.fields:
             self.activity_line = ev.line_start

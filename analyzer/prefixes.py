@@ -1,0 +1,130 @@
+"""Prefixes a file teaches: a wrapper no grammar knows, inferred from the file itself.
+
+A pasted log often carries a prefix in front of every record that no list of wrappers can
+keep up with: a quote (`> `), a CI runner's or a scheduler's label (`job-name.node-1 [stderr] `),
+padded `srun -l` labels (` 3: `), a timestamp cut by the selection (`056444Z `), line numbers
+(`  12 | `). What they have in common is the shape: the same text, up to its numbers, at the
+start of most lines, and the program's own records (heads the grammars know, tracebacks)
+behind it. Inference looks for that shape in the first lines of an input and accepts it only
+when peeling it makes more lines recognisable, so a log whose records merely start alike
+(`INFO 05-01 ...`, `[2025-03-07 ...`) keeps its heads.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Sequence
+
+SAMPLE_LINES = 400
+MIN_SHARE = 0.6  # of the sampled lines with words: a prefix that makes more lines known
+ALL_SHARE = 0.9  # a literal prefix (up to its numbers) on nearly every line: peeled anyway
+MIN_LINES = 5
+MAX_TOKENS = 3
+MAX_PREFIX = 80
+MAX_ROUNDS = 3
+TOKEN = re.compile(r"\s*\S+(?:\s+|$)")
+DIGITS = re.compile(r"\d+")
+WORD = re.compile(r"[A-Za-z]{2}")
+LETTERS = re.compile(r"[A-Za-z]+")
+RECORD_START = re.compile(r"(?:Traceback \(most recent call last\):|\s*File \"|"
+                          r"(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b)")
+
+
+def _shape(prefix: str, letters: bool) -> str:
+    """The prefix up to its numbers (and, at the coarser level, its words)."""
+    s = DIGITS.sub("0", prefix.strip())
+    return LETTERS.sub("a", s) if letters else s
+
+
+def _regex(shape: str, letters: bool) -> str:
+    out = []
+    for part in re.split(r"(0|a|\s+)", shape):
+        if not part:
+            continue
+        if part == "0":
+            out.append(r"\d+")
+        elif part == "a" and letters:
+            out.append(r"[A-Za-z]+")
+        elif part.isspace():
+            out.append(r"\s+")
+        else:
+            out.append(re.escape(part))
+    return r"\s*" + "".join(out) + r"(?:\s|$)"  # one separator: the record keeps its indent
+
+
+def _prefix_end(text: str, tokens: int) -> int | None:
+    pos = 0
+    for _ in range(tokens):
+        m = TOKEN.match(text, pos)
+        if m is None:
+            return None
+        pos = m.end()
+    return pos if pos <= MAX_PREFIX else None
+
+
+def _candidates(texts: Sequence[str]) -> list[tuple[re.Pattern[str], bool]]:
+    """Prefix regexes covering most of `texts`, shortest shape first at each level, each
+    with whether it is literal (up to numbers) and on nearly every line."""
+    out: list[tuple[re.Pattern[str], bool]] = []
+    worded = sum(1 for t in texts if WORD.search(t))
+    need = max(MIN_LINES, int(worded * MIN_SHARE))
+    for letters in (False, True):
+        for tokens in range(1, MAX_TOKENS + 1):
+            shapes: Counter[str] = Counter()
+            bare: Counter[str] = Counter()  # lines that are the prefix alone (a blank record)
+            for t in texts:
+                end = _prefix_end(t, tokens)
+                if end is None:
+                    continue
+                if end < len(t.rstrip()):
+                    shapes[_shape(t[:end], letters)] += 1
+                else:
+                    bare[_shape(t, letters)] += 1
+            if not shapes:
+                continue
+            shape, n = shapes.most_common(1)[0]
+            # words alone (a progress bar's description) are part of the record
+            if n >= need and shape and not shape.replace(" ", "").isalpha():
+                out.append((re.compile(_regex(shape, letters)),
+                            not letters and n + bare[shape] >= worded * ALL_SHARE))
+    return out
+
+
+def infer(texts: Sequence[str], recognised: Callable[[str], bool]) -> list[re.Pattern[str]]:
+    """The prefixes to peel from this input's lines, outermost first (maybe none).
+
+    `texts` are the input's first lines with the known wrappers already peeled; `recognised`
+    tells whether a text starts with something the grammars know (a head or a wrapper).
+    """
+    lines = [t for t in texts[:SAMPLE_LINES] if t.strip()]
+    found: list[re.Pattern[str]] = []
+    for _ in range(MAX_ROUNDS):
+        if len(lines) < MIN_LINES:
+            break
+        best: tuple[int, re.Pattern[str], list[str]] | None = None
+        for pattern, everywhere in _candidates(lines):
+            before = after = 0
+            rest: list[str] = []
+            for t in lines:
+                m = pattern.match(t)
+                if m is None:
+                    rest.append(t)
+                    continue
+                tail = t[m.end():]
+                rest.append(tail)
+                before += _known(t, recognised)
+                after += _known(tail, recognised)
+            gain = after - before
+            enough = gain >= max(2, len(lines) // 5) or (everywhere and gain >= 0)
+            if enough and (best is None or gain > best[0]):
+                best = (gain, pattern, rest)
+        if best is None:
+            break
+        found.append(best[1])
+        lines = [t for t in best[2] if t.strip()]
+    return found
+
+
+def _known(text: str, recognised: Callable[[str], bool]) -> bool:
+    return recognised(text) or RECORD_START.match(text) is not None

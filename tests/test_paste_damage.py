@@ -1,0 +1,95 @@
+"""Paste damage must not change the answer: every corpus log, damaged the way real pastes
+are, gives the same root-cause line (or stays quiet).
+
+The shapes are the ones seen in public reports: a `> ` quote of the whole log, `srun -l`
+labels padded to the widest task id, a CI runner's per-line timestamp, one cut by the
+selection (`056444Z `), a scheduler's label nobody's list knows, and a line-numbered paste.
+Only the prefix is added; every program-emitted byte stays as it was.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from analyzer import api
+from analyzer.framing import Framer
+from analyzer.model import SourceLine
+from analyzer.prefixes import infer
+from tests.conftest import corpus_logs, expected_for
+
+Damage = Callable[[int, str], str]
+_rnd = random.Random(7)
+DAMAGE: dict[str, Damage] = {
+    "quote": lambda i, line: f"> {line}" if line else ">",
+    "srun-padded": lambda i, line: f" 3: {line}",
+    "ci-timestamp": lambda i, line: f"2024-05-01T12:{i // 60 % 60:02d}:{i % 60:02d}.{_rnd.randrange(10**6, 10**7)}Z {line}",
+    "cut-timestamp": lambda i, line: f"{_rnd.randrange(10**5, 10**6)}Z {line}",
+    "unknown-label": lambda i, line: f"train-job-7.node-1 [stderr] {line}",
+    "line-numbers": lambda i, line: f"{i + 1:5d} | {line}",
+}
+CASES = [p for p in corpus_logs() if len(p.read_bytes()) < 200_000]
+
+
+def damaged(log: Path, damage: Damage, tmp: Path) -> Path:
+    lines = log.read_text(encoding="utf-8", errors="replace").split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    out = tmp / log.name
+    out.write_text("\n".join(damage(i, line) for i, line in enumerate(lines)) + "\n",
+                   encoding="utf-8")
+    return out
+
+
+@pytest.mark.corpus
+@pytest.mark.parametrize("name", sorted(DAMAGE))
+@pytest.mark.parametrize("log", CASES, ids=[p.stem for p in CASES])
+def test_same_answer_after_paste_damage(log: Path, name: str, tmp_path: Path) -> None:
+    exp = expected_for(log)
+    if exp.get("known_gap"):
+        pytest.skip(exp["known_gap"])
+    report = api.explain([str(damaged(log, DAMAGE[name], tmp_path))], excerpts=False)
+    if exp["outcome"] in ("crash", "hang"):
+        rc = report["root_cause"]
+        assert rc is not None, report["headline"]
+        assert exp["root_cause"]["match"] in rc["text"], rc["text"][:200]
+    else:
+        assert report["verdict"] == exp["outcome"], report["headline"]
+
+
+def test_records_that_merely_start_alike_keep_their_heads() -> None:
+    """vLLM's `INFO 05-01 ...` and SGLang's `[2025-...` start most lines alike, but peeling
+    that start would lose the heads: nothing is inferred."""
+    vllm = [f"INFO 05-01 17:08:{i:02d} [loader.py:{i}] Loading weights took {i}.1 seconds"
+            for i in range(30)]
+    sglang = [f"[2025-03-07 23:50:{i:02d} TP0] Load weight end. type=Qwen2ForCausalLM"
+              for i in range(30)]
+    framer = Framer(2025)
+    assert infer(vllm, framer.recognised) == []
+    assert infer(sglang, framer.recognised) == []
+
+
+def test_a_label_whose_words_vary_is_peeled_whole() -> None:
+    """`[stdout]` and `[stderr]` alternate behind a constant job label: one shape covers both."""
+    lines = [f"job-3.node-1 [{'stderr' if i % 3 else 'stdout'}] [2025-03-07 23:50:{i:02d} TP0] "
+             "Load weight end." for i in range(30)]
+    found = infer(lines, Framer(2025).recognised)
+    assert found
+    framer = Framer(2025, found)
+    for i in (0, 1):
+        frame = framer.frame(SourceLine(i + 1, lines[i], "mem"))
+        assert {p.kind for p in frame.prefixes} == {"inferred"}
+        assert frame.head is not None and frame.head.fmt == "bracket_ts"
+        assert frame.message == "Load weight end."
+
+
+def test_quote_then_label() -> None:
+    """A quoted paste of a labelled log: the quote, then the label, each peeled in turn."""
+    lines = [f"> node-{i % 2}.job [stderr] INFO 05-01 17:08:{i:02d} [loader.py:{i}] Loading "
+             "weights took 1.1 seconds" for i in range(30)]
+    found = infer(lines, Framer(2025).recognised)
+    frame = Framer(2025, found).frame(SourceLine(1, lines[3], "mem"))
+    assert frame.head is not None and frame.head.fmt == "vllm", [p.text for p in frame.prefixes]
