@@ -70,7 +70,8 @@ def open_inputs(paths: Sequence[str], year: int | None = None) -> list[Input]:
 def _with_years(sources: Sequence[Source], year: int | None) -> list[Input]:
     out = []
     for src in sources:
-        y, learned = year, []
+        y = year
+        learned: list[re.Pattern[str]] = []
         if src.path is not None:
             sniffed, learned = _sniff(src)
             if y is None:
