@@ -199,13 +199,15 @@ def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[fastpath.Bat
 
     def skip(last: SourceLine, count: int) -> None:
         analyzer.skipped += count
+        analyzer.note_skipped(last.lineno, last.text, framer.body(last.text))
         skipped_last[0] = last  # its timestamp is what the next line would inherit
 
     scanner = analyzer.knowledge.sig_index.scanner
     for batch in batches:
         scanner.prime({batch.texts[i]: lits for i, lits in batch.literals.items()})
         analyzer.phases.note_alive(batch.first + i for i in batch.alive)
-        fastpath.walk(batch, name, lambda: bool(asm.open), feed, skip, feed_edge)
+        fastpath.walk(batch, name, lambda: bool(asm.open), feed, skip, feed_edge,
+                      lambda text: not framer.body(text).strip())
     scanner.prime({})
     for ev in asm.finish():
         deliver(ev)

@@ -318,7 +318,8 @@ def _block_fields(kind: str, bodies: list[str], frames: list[Frame]) -> dict[str
         return _pyspy_fields(bodies)
     if kind == "cpp_abort":
         cpp = structure.parse_cpp_abort(bodies)
-        cpp["statement_index"] = 0
+        what_at = cpp.get("what_index")  # "what():  CUDA error: ..." states the error
+        cpp["statement_index"] = what_at if isinstance(what_at, int) else 0
         return cpp
     if kind == "native":
         nat = structure.parse_native_backtrace(bodies)

@@ -48,6 +48,7 @@ WORKERS = 2  # classification threads; the main thread analyses meanwhile
 AHEAD = 3  # batches read and classified ahead of the analysis (bounds memory)
 
 _S = r"[\t\n\v\f\r ]"  # ASCII classes keep Rust's regex on its fast DFA
+BLANKISH = " \t>|"  # a blank line, also inside a quoted or barred paste
 # Lines worth a full look whatever the knowledge files say: error-ish words and level names
 # (lower, Capitalised and UPPER case: as plain literals they join the knowledge's literals in
 # one fast automaton, where a case-insensitive group slows the whole union down), block starts
@@ -313,12 +314,13 @@ def classified(batches: Iterator[tuple[int, pl.Series]], knowledge: Knowledge | 
 
 def walk(batch: Batch, name: str, block_open: Callable[[], bool],
          feed: Callable[[SourceLine], None], skip: Callable[[SourceLine, int], None],
-         feed_edge: Callable[[SourceLine], None] | None = None) -> None:
+         feed_edge: Callable[[SourceLine], None] | None = None,
+         blank: Callable[[str], bool] = lambda text: not text.strip(BLANKISH)) -> None:
     """Feed the selected lines (and every line while a block is open); report the others.
 
-    `skip(last_line, count)` gets the last line of each skipped run, whose timestamp the next
-    fed line may inherit. Lines in `batch.edges` go to `feed_edge` (which may summarise them)
-    when given, except the batch's last one: span ends stay right to a batch.
+    `skip(last_line, count)` gets the last non-blank line of each skipped run, whose
+    timestamp the next fed line may inherit. Lines in `batch.edges` go to `feed_edge` (which
+    may summarise them) when given, except the batch's last one: span ends stay right to a batch.
     """
     first, full_idx = batch.first, batch.full
     edges = batch.edges if feed_edge is not None else set()
@@ -333,8 +335,11 @@ def walk(batch: Batch, name: str, block_open: Callable[[], bool],
         while p < len(full_idx) and full_idx[p] < i:
             p += 1
         j = full_idx[p] if p < len(full_idx) else n
-        if j > i:
-            skip(SourceLine(first + j - 1, batch.text(j - 1), name), j - i)
+        if j > i:  # the run's last line with text: its time, and where an interrupted job was
+            k = j - 1
+            while k > i and k > j - 50 and blank(batch.text(k)):
+                k -= 1
+            skip(SourceLine(first + k, batch.text(k), name), j - i)
         if j < n:
             line = SourceLine(first + j, batch.text(j), name)
             if feed_edge is not None and j in edges and j != last_edge:

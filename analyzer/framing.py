@@ -179,6 +179,10 @@ class Framer:
                 pos += m.end()
         return prefixes, text[pos:]
 
+    def body(self, text: str) -> str:
+        """The text after its wrappers (the record itself)."""
+        return self._peel(strip_ansi(text))[1]
+
     def recognised(self, text: str) -> bool:
         """Whether a text starts with a wrapper or a record head the grammars know."""
         prefixes, rest = self._peel(text)

@@ -21,6 +21,7 @@ T = TypeVar("T")
 
 KINDS = ("failure", "symptom", "benign")
 EDGES = ("begin", "in", "end", "ready", "serving")
+ENDS = ("interrupt", "termination")
 PHASE_ORDER = ("launch", "dist_init", "weight_load", "compile", "kv_cache_alloc",
                "cuda_graph_capture", "warmup", "ready", "serving", "training", "shutdown")
 MATCH_CHARS = 8192
@@ -44,6 +45,8 @@ class Signature:
     verdict: str | None = None
     priority: int = 1
     hang_if_repeated: int = 0  # this many at the end of a log, with no progress after: a hang
+    idle_ok: bool = False  # such a wait is normal once the server is ready (an idle poll)
+    ends: str | None = None  # "interrupt" (Ctrl-C) or "termination" (an outside kill)
     case: str | None = None
     source: str | None = None
     examples: tuple[str, ...] = ()
@@ -186,9 +189,17 @@ def _signature(entry: dict[str, Any], where: str) -> Signature:
         explains=tuple(entry.get("explains", ())), resolved_by=entry.get("resolved_by"),
         verdict=entry.get("verdict"), priority=int(entry.get("priority", 1)),
         hang_if_repeated=int(entry.get("hang_if_repeated", 0)),
+        idle_ok=bool(entry.get("idle_ok")), ends=_ends(entry, where),
         case=entry.get("case"), source=entry.get("source"),
         examples=tuple(entry.get("examples", ())),
     )
+
+
+def _ends(entry: dict[str, Any], where: str) -> str | None:
+    ends = entry.get("ends")
+    if ends is not None and ends not in ENDS:
+        raise RulesError(f"{where}: {entry['id']}: ends must be one of {', '.join(ENDS)}")
+    return ends
 
 
 def _marker(entry: dict[str, Any], where: str) -> Marker:

@@ -51,7 +51,99 @@ def explained_failures(findings: list[Finding]) -> None:
                 break
 
 
-RULES: tuple[Rule, ...] = (resolved_failures, explained_failures)
+RESTATE_WINDOW = 8  # lines before a traceback where its error may have been stated first
+WORD = re.compile(r"[A-Za-z][A-Za-z_]{2,}")
+COMMON = frozenset({"error", "the", "and", "for", "with", "from", "this", "that", "exception",
+                    "runtimeerror", "valueerror", "traceback", "most", "recent", "call", "last",
+                    "info", "warning", "debug", "critical"})
+
+
+def _words(text: str) -> set[str]:
+    return {w.lower() for w in WORD.findall(text)} - COMMON
+
+
+def _exception_message(f: Finding) -> str:
+    """The message of a traceback's statement, without the exception type."""
+    text = f.clean[f.clean.find(": ") + 2:] if ": " in f.clean else f.clean
+    return text
+
+
+def restated_errors(findings: list[Finding]) -> None:
+    """Signal: a traceback's exception whose message was already printed, just before the
+    traceback, by a line of the same writer ("ERROR ... HIP error: invalid device function",
+    then the traceback ending in "RuntimeError: HIP error: invalid device function"; a c10
+    `[E ...]` line, then the Python exception that carries it). Why: it is one event stated
+    twice; the earlier statement is where it happened, the exception names its type. Rule:
+    the earliest statement is the root and takes the exception's signature and tier; the
+    exception is listed as the same event.
+    Example: vllm-rocm-gfx1151-hip-invalid-device-function-rope-init."""
+    for s in findings:
+        if s.role != "statement" or s.block_start is None or s.tier > 2 or s.resolved:
+            continue
+        said = _words(_exception_message(s))
+        if len(said) < 2:
+            continue
+        for p in findings:
+            if p is s or p.block == s.block or p.source != s.source or p.resolved:
+                continue
+            if not (s.block_start - RESTATE_WINDOW <= p.line < s.block_start):
+                continue
+            if p.tier > 2 or (p.rank, p.process) != (s.rank, s.process):
+                continue
+            if len(said & _words(p.clean)) * 2 < len(said):
+                continue
+            if p.tier > s.tier or p.sig is None:
+                p.tier, p.kind = s.tier, s.kind
+                if p.sig is None:
+                    p.sig, p.category, p.groups = s.sig, s.category, s.groups
+                p.frames = s.frames
+            s.kind, s.tier = "symptom", 3
+            s.reason = f"the same error as line {p.line}, restated by the exception"
+            break
+
+
+def request_scoped(findings: list[Finding], ready_line: int | None) -> None:
+    """Signal: an error raised inside a request handler (the OpenAI-compatible server's
+    serving_* code) after the server was ready. Why: a bad request (too long, a template that
+    does not apply, a model name that does not exist) fails that request only; the server
+    answers 400/404 and goes on. Example: vllm-v1-serving-context-length-request-errors-healthy."""
+    if ready_line is None:
+        return
+    for f in findings:
+        if f.tier > 2 or f.line < ready_line or f.resolved:
+            continue
+        if any("entrypoints/openai" in fr or "/serving_" in fr for fr in f.frames):
+            f.kind, f.tier = "nonfatal", 8
+            f.category = "request_error"
+            f.reason = ("raised while handling one request after the server was ready: that "
+                        "request failed, the server went on")
+
+
+RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors)
+
+
+def stop_request(findings: Sequence[Finding]) -> Finding | None:
+    """The first line that says the job was told to stop (Ctrl-C, SIGTERM, a scheduler's
+    cancel), if any."""
+    return next((f for f in findings if f.sig is not None and f.sig.ends and not f.resolved),
+                None)
+
+
+def after_stop(findings: Sequence[Finding], stop: Finding, *, on_purpose: bool) -> None:
+    """Signal: the job was told to stop. Why: what it prints afterwards is teardown (workers
+    killed, an engine that is gone, a handler's traceback), never a cause; a server that was
+    ready before it was stopped on purpose, so the stop itself is not a failure either.
+    Examples: torch-olmo-torchrun-agent-sigterm-during-training (a training killed from
+    outside), vllm-v1-gb10-laguna-nvfp4-dflash-serving-sigterm-enginedead-healthy (a server
+    stopped after serving)."""
+    for f in findings:
+        if f is stop or f.seq <= stop.seq or f.source != stop.source or f.tier > 2:
+            continue
+        f.kind, f.tier = ("nonfatal", 8) if on_purpose else ("symptom", 3)
+        f.reason = f"printed after the job was told to stop (line {stop.line}): teardown"
+    if on_purpose:
+        stop.kind, stop.tier = "nonfatal", 8
+        stop.reason = "the server had been ready and was then stopped on purpose"
 SURVIVED_AFTER = 3  # successful serving lines after an error that show the server outlived it
 
 

@@ -12,7 +12,17 @@ from typing import Any
 
 from ..model import Event
 from ..signatures import Knowledge
-from .causality import RULES, candidates, choose_root, confidence, survived, symptom_reason
+from .causality import (
+    RULES,
+    after_stop,
+    candidates,
+    choose_root,
+    confidence,
+    request_scoped,
+    stop_request,
+    survived,
+    symptom_reason,
+)
 from .findings import Finding, block_findings, line_findings, stack_of
 from .phases import PhaseTracker
 
@@ -42,6 +52,7 @@ class Analyzer:
     warnings: dict[str, dict[str, Any]] = field(default_factory=dict)
     nccl_ranks: dict[str, int] = field(default_factory=dict)  # "host:pid" -> rank
     _ignored_line: int = -10
+    _prev: tuple[int, str, str | None, int | None, str | None] | None = None  # last ordinary line
     block_phases: list[tuple[int, str]] = field(default_factory=list)  # (line, phase from stack)
 
     def __post_init__(self) -> None:
@@ -88,6 +99,18 @@ class Analyzer:
             self.findings.append(f)
         if ev.level == "warning" and not found and ev.kind not in BLOCK_KINDS:
             self._warning_line(ev)
+        stops = [f for f in found if f.sig is not None and f.sig.ends]
+        for f in stops:
+            f.before = self._prev
+        body = ev.clean[-1][ev.offset(len(ev.lines) - 1):].strip()
+        if not stops and body and not body.startswith("^C"):
+            self._prev = (ev.line_end, ev.raw[-1], ev.timestamp, ev.rank_number(), ev.process)
+
+    def note_skipped(self, lineno: int, text: str, body: str) -> None:
+        """An ordinary line the fast path counted without analysing (the last one of a run):
+        the latest ordinary line, should the user interrupt the job after it."""
+        if body.strip():
+            self._prev = (lineno, text, None, None, None)
 
     def _nccl_rank(self, ev: Event) -> None:
         if ev.system == "nccl" and " rank " in ev.message and ev.process:
@@ -147,6 +170,11 @@ class Analyzer:
         for rule in RULES:
             rule(findings)
         ph = self.phases
+        stop = stop_request(findings)
+        if stop is not None:
+            after_stop(findings, stop, on_purpose=ph.ready_line is not None
+                       and ph.ready_line < stop.line and self.input_index == 0)
+        request_scoped(findings, ph.ready_line if self.input_index == 0 else None)
         single_input = self.input_index == 0
         if single_input:
             for f in survived(findings, ph.alive_after,
@@ -155,6 +183,8 @@ class Analyzer:
         root = choose_root(findings, by_time=self.input_index > 0)
         verdict = "crash"
         hang_from_silence = False
+        if root is not None and root.sig is not None and root.sig.ends == "interrupt":
+            root, verdict, hang_from_silence = self._interrupted(root), "hang", True
         if root is None:
             verdict, root, hang_from_silence = self._no_error_verdict()
         elif root.sig is not None and root.sig.verdict:
@@ -162,7 +192,8 @@ class Analyzer:
         elif root.category == "nccl_timeout" or (root.sig and "watchdog" in root.sig.id):
             verdict = "hang"
         symptoms = []
-        if root is not None and not hang_from_silence:
+        if root is not None and (not hang_from_silence or (verdict == "hang" and root.reason
+                                 and root.reason.startswith("last line before"))):
             for f in findings:
                 if f is root or (f.line == root.line and f.seq == root.seq):
                     continue
@@ -217,6 +248,20 @@ class Analyzer:
         if ph.server_seen or ph.open_startup_phase():
             return "in_progress", None, False
         return "healthy", None, False
+
+    def _interrupted(self, stop: Finding) -> Finding:
+        """A job the user interrupted (Ctrl-C) with no error before it: it had stopped making
+        progress, and the last ordinary line before the interrupt shows where."""
+        if stop.before is None:
+            return stop
+        line, text, ts, rank, process = stop.before
+        stop.kind, stop.tier = "symptom", 3
+        stop.reason = "the user interrupted the job (Ctrl-C): a consequence of the hang"
+        return Finding(line=line, text=text, clean=text, kind="symptom", tier=2,
+                       category="other", rank=rank, process=process, timestamp=ts,
+                       source=stop.source, seq=stop.seq - (stop.line - line),
+                       reason=f"last line before the user interrupted the job at line "
+                              f"{stop.line}: nothing happened after it")
 
     def _silent_in_init(self) -> bool:
         """Every process's last phase marker is an unfinished distributed init."""

@@ -20,6 +20,8 @@ REPORT_BLOCKS = ("pyspy",)
 NON_FATAL_WORDS = re.compile(r"(?i)\b(?:retry|retrying|will retry|ignor(?:e|ed|ing)|skipping|"
                              r"fall(?:ing)? back|fallback|continuing)\b")
 BLOCK_CATEGORY = {"native": "segfault", "faulthandler": "segfault"}
+# systems whose WARN level is their error level (NCCL has no ERROR)
+WARN_IS_ERROR = ("nccl",)
 
 
 @dataclass
@@ -46,6 +48,11 @@ class Finding:
     seq: int = 0  # global order across inputs (file index, line)
     frames: list[str] = field(default_factory=list)  # "file:function" of the statement's stack
     rank_source: str | None = None  # None: a prefix; "message": the text; "device": local GPU
+    block_start: int | None = None  # first line of the block the finding belongs to
+    level: str | None = None  # the record's level, where its format says
+    before: tuple[int, str, str | None, int | None, str | None] | None = None  # the last
+    # ordinary line before this one (line, text, timestamp, rank, process): where a job that
+    # the user interrupted had stopped
 
     @property
     def sig_id(self) -> str | None:
@@ -55,7 +62,8 @@ class Finding:
 def _base(ev: Event, i: int, **kw: Any) -> Finding:
     f = Finding(line=ev.lines[i], text=ev.raw[i], clean=ev.clean[i],
                 rank=ev.rank_number(), process=ev.process, timestamp=ev.timestamp,
-                source=ev.source, event_kind=ev.kind, **kw)
+                source=ev.source, event_kind=ev.kind, level=ev.level,
+                block_start=ev.line_start if len(ev.lines) > 1 else None, **kw)
     _rank_from_groups(f, ev)
     return f
 
@@ -100,8 +108,18 @@ def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
     hit = best(hits)
     if hit is not None:
         sig, _groups = hit
-        return [_base(ev, 0, kind=sig.kind, tier=sig.tier, sig=sig, category=sig.category,
-                      groups=_merged(hits))]
+        f = _base(ev, 0, kind=sig.kind, tier=sig.tier, sig=sig, category=sig.category,
+                  groups=_merged(hits))
+        quiet = ev.level in ("warning", "info", "debug") and ev.system not in WARN_IS_ERROR
+        if f.tier == 1 and quiet:
+            if ev.level != "warning" or NON_FATAL_WORDS.search(ev.message):
+                f.kind, f.tier = "nonfatal", 8
+                goes_on = " and it says the program carries on" if ev.level == "warning" else ""
+                f.reason = f"logged at {str(ev.level).upper()} level{goes_on}: reported, not fatal"
+            else:
+                f.tier = 2
+                f.reason = "logged at WARNING level: a stand-in only when no error is stated"
+        return [f]
     if ev.level in ("error", "critical") and ev.message.strip():
         recoverable = NON_FATAL_WORDS.search(ev.message) is not None
         return [_base(ev, 0, kind="error", tier=3 if recoverable else 2, category="other",
@@ -148,8 +166,8 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
         sig = None
     kind, tier = ("failure", 1) if sig is None else (sig.kind, sig.tier)
     category = sig.category if sig is not None else BLOCK_CATEGORY.get(ev.kind, "other")
-    if ev.kind == "cpp_abort" and sig is None:
-        kind, tier = "symptom", 2
+    if ev.kind in ("cpp_abort", "native") and sig is None:
+        kind, tier = "symptom", 2  # a native frame or abort banner: only a stand-in
     f = _base(ev, stmt_i, kind=kind, tier=tier, sig=sig, category=category, groups=groups,
               role="statement", block=index)
     f.frames = stack_of(ev)
