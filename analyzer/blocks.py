@@ -80,7 +80,7 @@ def parse_progress(segment: str) -> dict[str, Any] | None:
 
 
 ACCESS = re.compile(r'^(?P<client>\S+) - "(?P<request>[A-Z]+ \S+ [^"]*)" (?P<status>\d{3})')
-IDENTITY_KINDS = ("compose", "journald", "mpirun", "process", "rank", "pdsh")
+IDENTITY_KINDS = ("compose", "journald", "mpirun", "process", "rank", "role", "pdsh")
 SCALE = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12, "P": 10**15, "E": 10**18, "Z": 10**21,
          "Y": 10**24}
 QUIET_KINDS = ("pyspy",)  # blocks that report state, not a failure: no level of their own

@@ -22,6 +22,7 @@ SGLANG_TAG = re.compile(r"(DP|TP|PP|EP|ATTN_CP|MOE_DP|CP)(-?\d+)")
 PROC_RANKS = re.compile(r"_(TP|DP|PP|EP|PCP|DCP)(\d+)")
 ENGINE_CORE_DP = re.compile(r"EngineCore_(\d+)$")  # vLLM 0.10: "EngineCore_0" is DP rank 0
 C10_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]")
+GLUED_JUNK = re.compile(r"(?:\^C)+|\.{2,}(?=\[)")
 LOOKS_LIKE_RECORD = re.compile(
     r"(?:Traceback \(|\s|[\w.]+(?:Error|Exception|Exit)\b|[\w.-]+:\d+:\d+ |\[|\(|[A-Z]+ \d\d-\d\d )"
 )
@@ -170,6 +171,11 @@ class Framer:
                 pos += end
                 break
             else:
+                junk = GLUED_JUNK.match(here)  # "^C" echoed by a terminal, a printer's "...."
+                if junk is not None:
+                    prefixes.append(Prefix("junk", junk.group()))
+                    pos += junk.end()
+                    continue
                 # no known wrapper here: the next of the prefixes this input taught, if any
                 m = self.inferred[inferred].match(here) if inferred < len(self.inferred) else None
                 if m is None or not m.end():
@@ -375,6 +381,9 @@ class Framer:
             head.timestamp = _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))
             head.level = LEVEL_WORDS.get(str(f["LEVEL"]))
             head.site = str(f["SRCSITE"])
+        elif rule == "level_tag":
+            word = str(f["LT_LEVEL"]).strip("|[]").rsplit("_", 1)[-1]
+            head.level = LEVEL_WORDS.get(word)
         elif rule == "tag":
             tag = str(f["TAG"])
             head.system = TAG_SYSTEMS.get(tag.lower(), "other")

@@ -83,3 +83,16 @@ def test_no_catastrophic_backtracking(text: str) -> None:
     KNOWLEDGE.markers_for(text)
     Framer(2025).frame(SourceLine(1, text, "x"))
     assert time.perf_counter() - start < 5.0
+
+
+@pytest.mark.parametrize("sig", [s for s in KNOWLEDGE.signatures if s.examples],
+                         ids=[s.id for s in KNOWLEDGE.signatures if s.examples])
+def test_signature_matches_its_examples(sig: signatures.Signature) -> None:
+    """Each real example line an entry carries is recognised by it (and by no benign entry
+    that would hide it)."""
+    for line in sig.examples:
+        hits = [s.id for s, _ in KNOWLEDGE.match(line)]
+        assert sig.id in hits, f"{sig.id} does not match its example {line!r}"
+        if sig.kind != "benign":
+            benign = [s.id for s, _ in KNOWLEDGE.match(line) if s.kind == "benign"]
+            assert not benign, f"{sig.id}: example hidden by benign {benign}"

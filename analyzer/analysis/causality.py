@@ -39,7 +39,7 @@ def explained_failures(findings: list[Finding]) -> None:
     Why: the explained one is the visible effect; the explainer is the cause, wherever it is
     printed (kernel logs are often pasted after the application's). Example:
     torch-xid31-mmu-fault-illegal-memory-access."""
-    explainers = [f for f in findings if f.kind == "failure" and f.sig and f.sig.explains
+    explainers = [f for f in findings if f.tier <= 2 and f.sig and f.sig.explains
                   and not f.resolved]
     for f in findings:
         if f in explainers or f.tier > 2:
@@ -68,6 +68,13 @@ def _exception_message(f: Finding) -> str:
     return text
 
 
+def _other_writer(a: Finding, b: Finding) -> bool:
+    """Whether two findings name different writers (a library's own line often lacks the
+    process prefix its Python caller's lines have: that is not a difference)."""
+    return (a.process is not None and b.process is not None and a.process != b.process) or \
+        (a.rank is not None and b.rank is not None and a.rank != b.rank)
+
+
 def restated_errors(findings: list[Finding]) -> None:
     """Signal: a traceback's exception whose message was already printed, just before the
     traceback, by a line of the same writer ("ERROR ... HIP error: invalid device function",
@@ -84,11 +91,12 @@ def restated_errors(findings: list[Finding]) -> None:
         if len(said) < 2:
             continue
         for p in findings:
-            if p is s or p.block == s.block or p.source != s.source or p.resolved:
+            if p is s or p.block == s.block or p.source != s.source or p.resolved \
+                    or p.role == "statement":  # another traceback: a repeat, not a statement
                 continue
             if not (s.block_start - RESTATE_WINDOW <= p.line < s.block_start):
                 continue
-            if p.tier > 2 or (p.rank, p.process) != (s.rank, s.process):
+            if p.tier > 2 or _other_writer(p, s):
                 continue
             if len(said & _words(p.clean)) * 2 < len(said):
                 continue
@@ -109,6 +117,7 @@ def request_scoped(findings: list[Finding], ready_line: int | None) -> None:
     answers 400/404 and goes on. Example: vllm-v1-serving-context-length-request-errors-healthy."""
     if ready_line is None:
         return
+    headers: set[tuple[str, int]] = set()
     for f in findings:
         if f.tier > 2 or f.line < ready_line or f.resolved:
             continue
@@ -117,6 +126,28 @@ def request_scoped(findings: list[Finding], ready_line: int | None) -> None:
             f.category = "request_error"
             f.reason = ("raised while handling one request after the server was ready: that "
                         "request failed, the server went on")
+            if f.block_start is not None:
+                headers.add((f.source, f.block_start))
+    for f in findings:  # logger.exception("msg"): the message line just before its traceback
+        if f.kind == "error" and f.sig is None and any(
+                (f.source, f.line + gap) in headers for gap in (1, 2)):
+            f.kind, f.tier, f.category = "nonfatal", 8, "request_error"
+            f.reason = "the message of the request error whose traceback follows"
+
+
+def test_verdicts(findings: list[Finding], ready_line: int | None) -> None:
+    """Signal: an AssertionError raised by a test harness (unittest, pytest) after the server
+    was ready. Why: a test that checks the server's output or speed failed; the server itself
+    kept running. Example: sglang-ascend-qwen3-32b-eagle3-perf-assert-fail-server-healthy."""
+    if ready_line is None:
+        return
+    for f in findings:
+        if f.tier > 2 or f.line < ready_line or f.resolved or "AssertionError" not in f.clean:
+            continue
+        if any("unittest/" in fr or "/_pytest/" in fr or "/test_" in fr for fr in f.frames):
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = ("a test's assertion about a server that was up: the test failed, not "
+                        "the server")
 
 
 RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors)

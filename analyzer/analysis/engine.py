@@ -22,6 +22,7 @@ from .causality import (
     stop_request,
     survived,
     symptom_reason,
+    test_verdicts,
 )
 from .findings import Finding, block_findings, line_findings, stack_of
 from .phases import PhaseTracker
@@ -175,6 +176,7 @@ class Analyzer:
             after_stop(findings, stop, on_purpose=ph.ready_line is not None
                        and ph.ready_line < stop.line and self.input_index == 0)
         request_scoped(findings, ph.ready_line if self.input_index == 0 else None)
+        test_verdicts(findings, ph.ready_line if self.input_index == 0 else None)
         single_input = self.input_index == 0
         if single_input:
             for f in survived(findings, ph.alive_after,

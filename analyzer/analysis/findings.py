@@ -119,6 +119,9 @@ def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
             else:
                 f.tier = 2
                 f.reason = "logged at WARNING level: a stand-in only when no error is stated"
+        elif f.tier == 2 and sig.kind == "symptom" and NON_FATAL_WORDS.search(ev.message):
+            f.kind, f.tier = "nonfatal", 8  # "... falling back to ...": it carried on
+            f.reason = "the line says the program carries on (falls back, retries, ignores)"
         return [f]
     if ev.level in ("error", "critical") and ev.message.strip():
         recoverable = NON_FATAL_WORDS.search(ev.message) is not None
@@ -139,10 +142,13 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     section_end = _statement_section_end(ev, stmt_i)
     out: list[Finding] = []
     stmt_hits: list[tuple[Signature, dict[str, str]]] = []
+    said_at: dict[str, int] = {}  # signature id -> first line of the message that matched it
     for i in range(len(ev.lines)):
         hits = knowledge.match(ev.clean[i], ev.offset(i))
         if stmt_i is not None and stmt_i <= i < section_end:
             stmt_hits.extend(h for h in hits if h[0].kind != "benign")
+            for h in hits:
+                said_at.setdefault(h[0].id, i)
             if i == stmt_i:
                 continue
         hit = best(hits)
@@ -168,7 +174,12 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     category = sig.category if sig is not None else BLOCK_CATEGORY.get(ev.kind, "other")
     if ev.kind in ("cpp_abort", "native") and sig is None:
         kind, tier = "symptom", 2  # a native frame or abort banner: only a stand-in
-    f = _base(ev, stmt_i, kind=kind, tier=tier, sig=sig, category=category, groups=groups,
+    at = stmt_i
+    if sig is not None and said_at.get(sig.id, stmt_i) != stmt_i:
+        first_line = {h[0].id for h in knowledge.match(ev.clean[stmt_i], ev.offset(stmt_i))}
+        if any(x in sig.explains for x in first_line):  # the message goes on to say why
+            at = said_at[sig.id]
+    f = _base(ev, at, kind=kind, tier=tier, sig=sig, category=category, groups=groups,
               role="statement", block=index)
     f.frames = stack_of(ev)
     if ev.level in ("warning", "info", "debug") and f.tier <= 2:
