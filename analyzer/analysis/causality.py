@@ -51,6 +51,7 @@ def explained_failures(findings: list[Finding]) -> None:
                 break
 
 
+REQUEST_SITE = re.compile(r"[\[ ](?:serving_\w+|api_server|protocol)\.py:\d+\]")  # logger site
 RESTATE_WINDOW = 8  # lines before a traceback where its error may have been stated first
 WORD = re.compile(r"[A-Za-z][A-Za-z_]{2,}")
 COMMON = frozenset({"error", "the", "and", "for", "with", "from", "this", "that", "exception",
@@ -100,6 +101,13 @@ def restated_errors(findings: list[Finding]) -> None:
                 continue
             if len(said & _words(p.clean)) * 2 < len(said):
                 continue
+            if s.sig is not None and p.sig is None:
+                # the exception is the specific statement; the line before it is a handler's
+                # message about it ("Failed to load model - not enough GPU memory ...")
+                p.kind, p.tier = "symptom", 3
+                p.reason = (f"a message about the exception at line {s.line}, printed while "
+                            "handling it")
+                break
             if p.tier > s.tier or p.sig is None:
                 p.tier, p.kind = s.tier, s.kind
                 if p.sig is None:
@@ -121,7 +129,8 @@ def request_scoped(findings: list[Finding], ready_line: int | None) -> None:
     for f in findings:
         if f.tier > 2 or f.line < ready_line or f.resolved:
             continue
-        if any("entrypoints/openai" in fr or "/serving_" in fr for fr in f.frames):
+        if any("entrypoints/openai" in fr or "/serving_" in fr for fr in f.frames) or \
+                (not f.frames and REQUEST_SITE.search(f.clean[:200])):
             f.kind, f.tier = "nonfatal", 8
             f.category = "request_error"
             f.reason = ("raised while handling one request after the server was ready: that "

@@ -96,7 +96,8 @@ class PhaseTracker:
             self.serving_line = self.serving_line or ev.line_start
         status = groups.get("status")
         if marker.edge == "ready" or (marker.edge == "serving"
-                                      and (status is None or status.startswith("2"))):
+                                      and (status is None or status.startswith("2"))) \
+                or (marker.phase == "training" and marker.edge == "in"):  # steps go on
             self.alive.append(ev.line_start)
         spans = self.spans.setdefault(key, [])
         current = spans[-1] if spans else None
