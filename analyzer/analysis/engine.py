@@ -184,9 +184,10 @@ class Analyzer:
                 self._warning(f, benign=False)
         root = choose_root(findings, by_time=self.input_index > 0)
         verdict = "crash"
-        hang_from_silence = False
+        hang_from_silence = interrupted = False
         if root is not None and root.sig is not None and root.sig.ends == "interrupt":
             root, verdict, hang_from_silence = self._interrupted(root), "hang", True
+            interrupted = root.sig is None  # the hang's last line, not the interrupt itself
         if root is None:
             verdict, root, hang_from_silence = self._no_error_verdict()
         elif root.sig is not None and root.sig.verdict:
@@ -194,8 +195,7 @@ class Analyzer:
         elif root.category == "nccl_timeout" or (root.sig and "watchdog" in root.sig.id):
             verdict = "hang"
         symptoms = []
-        if root is not None and (not hang_from_silence or (verdict == "hang" and root.reason
-                                 and root.reason.startswith("last line before"))):
+        if root is not None and (not hang_from_silence or interrupted):
             for f in findings:
                 if f is root or (f.line == root.line and f.seq == root.seq):
                     continue
