@@ -250,8 +250,12 @@ class Block:
         ev.lines = [f.lineno for f in self.frames]
         ev.raw = [f.raw for f in self.frames]
         ev.clean = [f.clean for f in self.frames]
-        ev.offsets = [f.wrapped for f in self.frames] if any(f.prefixes for f in self.frames) \
-            else []
+        # where each line's own text starts: after its wrappers, and after the record head a
+        # writer repeats on every line of a block (vLLM's "ERROR 03-10 07:38:43 [core.py:1] ")
+        ev.offsets = [len(f.clean) - len(b) if b and f.clean.endswith(b) else f.wrapped
+                      for f, b in zip(self.frames, self.bodies, strict=True)]
+        if not any(ev.offsets):
+            ev.offsets = []
         ev.fields = fields
         if self.kind not in QUIET_KINDS:
             ev.level = ev.level or ("critical" if self.kind in ("faulthandler", "cpp_abort",

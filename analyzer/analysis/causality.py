@@ -176,8 +176,11 @@ def after_stop(findings: Sequence[Finding], stop: Finding, *, on_purpose: bool) 
     Examples: torch-olmo-torchrun-agent-sigterm-during-training (a training killed from
     outside), vllm-v1-gb10-laguna-nvfp4-dflash-serving-sigterm-enginedead-healthy (a server
     stopped after serving)."""
+    start = (stop.block_start or stop.line) - 2  # a logger.exception() header just before it
     for f in findings:
-        if f is stop or f.seq <= stop.seq or f.source != stop.source or f.tier > 2:
+        if f is stop or f.source != stop.source or f.tier > 2:
+            continue
+        if f.seq <= stop.seq and not (f.kind == "error" and start <= f.line < stop.line):
             continue
         f.kind, f.tier = ("nonfatal", 8) if on_purpose else ("symptom", 3)
         f.reason = f"printed after the job was told to stop (line {stop.line}): teardown"

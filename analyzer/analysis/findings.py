@@ -19,6 +19,16 @@ REPORT_BLOCKS = ("pyspy",)
 # an unknown ERROR line that says it will carry on is not a stand-in for a crash
 NON_FATAL_WORDS = re.compile(r"(?i)\b(?:retry|retrying|will retry|ignor(?:e|ed|ing)|skipping|"
                              r"fall(?:ing)? back|fallback|continuing)\b")
+# ... unless it says the retries ran out
+GAVE_UP = re.compile(r"(?i)\b(?:exceeded|exhausted|giving up|gave up|max(?:imum)? retries|"
+                     r"no more retries|retries left: 0)\b")
+
+
+def carries_on(message: str) -> bool:
+    """Whether a line says the program handles the problem and goes on."""
+    return NON_FATAL_WORDS.search(message) is not None and GAVE_UP.search(message) is None
+
+
 BLOCK_CATEGORY = {"native": "segfault", "faulthandler": "segfault"}
 # systems whose WARN level is their error level (NCCL has no ERROR)
 WARN_IS_ERROR = ("nccl",)
@@ -112,19 +122,19 @@ def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
                   groups=_merged(hits))
         quiet = ev.level in ("warning", "info", "debug") and ev.system not in WARN_IS_ERROR
         if f.tier == 1 and quiet:
-            if ev.level != "warning" or NON_FATAL_WORDS.search(ev.message):
+            if ev.level != "warning" or carries_on(ev.message):
                 f.kind, f.tier = "nonfatal", 8
                 goes_on = " and it says the program carries on" if ev.level == "warning" else ""
                 f.reason = f"logged at {str(ev.level).upper()} level{goes_on}: reported, not fatal"
             else:
                 f.tier = 2
                 f.reason = "logged at WARNING level: a stand-in only when no error is stated"
-        elif f.tier == 2 and sig.kind == "symptom" and NON_FATAL_WORDS.search(ev.message):
+        elif f.tier == 2 and sig.kind == "symptom" and carries_on(ev.message):
             f.kind, f.tier = "nonfatal", 8  # "... falling back to ...": it carried on
             f.reason = "the line says the program carries on (falls back, retries, ignores)"
         return [f]
     if ev.level in ("error", "critical") and ev.message.strip():
-        recoverable = NON_FATAL_WORDS.search(ev.message) is not None
+        recoverable = carries_on(ev.message)
         return [_base(ev, 0, kind="error", tier=3 if recoverable else 2, category="other",
                       reason="an error-level log line that no signature knows"
                       + (" (it says the program carries on)" if recoverable else ""))]
