@@ -189,6 +189,11 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
         first_line = {h[0].id for h in knowledge.match(ev.clean[stmt_i], ev.offset(stmt_i))}
         if any(x in sig.explains for x in first_line):  # the message goes on to say why
             at = said_at[sig.id]
+    for k in range(stmt_i + 1, min(section_end, len(ev.clean)) - 1):
+        if ev.clean[k][ev.offset(k):].strip() == "Last error:" and \
+                ev.clean[k + 1][ev.offset(k + 1):].strip():
+            at = k + 1  # NCCL's copy of the WARN that says why: the specific statement
+            break
     f = _base(ev, at, kind=kind, tier=tier, sig=sig, category=category, groups=groups,
               role="statement", block=index)
     f.frames = stack_of(ev)
