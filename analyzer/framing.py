@@ -381,6 +381,8 @@ class Framer:
             head.timestamp = _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))
             head.level = LEVEL_WORDS.get(str(f["LEVEL"]))
             head.site = str(f["SRCSITE"])
+        elif rule == "rich":
+            head.level = LEVEL_WORDS.get(str(f["RICH_LEVEL"]).strip())
         elif rule == "level_tag":
             word = str(f["LT_LEVEL"]).strip("|[]").rsplit("_", 1)[-1]
             head.level = LEVEL_WORDS.get(word)

@@ -19,6 +19,9 @@ REPORT_BLOCKS = ("pyspy",)
 # an unknown ERROR line that says it will carry on is not a stand-in for a crash
 NON_FATAL_WORDS = re.compile(r"(?i)\b(?:retry|retrying|will retry|ignor(?:e|ed|ing)|skipping|"
                              r"fall(?:ing)? back|fallback|continuing)\b")
+# "torch.OutOfMemoryError: ...", "OSError: [Errno 48] ..." on a line of its own
+EXC_STATEMENT = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)"
+                           r"(?:\([^)]{0,80}\))?: \S")
 # ... unless it says the retries ran out
 GAVE_UP = re.compile(r"(?i)\b(?:exceeded|exhausted|giving up|gave up|max(?:imum)? retries|"
                      r"no more retries|retries left: 0)\b")
@@ -133,6 +136,11 @@ def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
             f.kind, f.tier = "nonfatal", 8  # "... falling back to ...": it carried on
             f.reason = "the line says the program carries on (falls back, retries, ignores)"
         return [f]
+    body = ev.clean[0][ev.offset(0):]
+    if ev.kind == "plain" and ev.level is None and EXC_STATEMENT.match(body):
+        return [_base(ev, 0, kind="error", tier=3 if carries_on(body) else 2, category="other",
+                      reason="a Python exception statement printed without its traceback "
+                             "(a rich-rendered traceback, or a paste of its last line)")]
     if ev.level in ("error", "critical") and ev.message.strip():
         recoverable = carries_on(ev.message)
         return [_base(ev, 0, kind="error", tier=3 if recoverable else 2, category="other",
