@@ -367,7 +367,7 @@ def _event_from_frame(frame: Frame, kind: str, message: str) -> Event:
     return Event(
         line_start=frame.lineno, line_end=frame.lineno, kind=kind, system=system,
         message=message, timestamp=head.timestamp if head else None,
-        process=frame.process, rank=dict(frame.rank),
+        process=frame.process, rank=dict(frame.rank), pid=frame.pid,
         level=head.level if head else None,
         lines=[frame.lineno], raw=[frame.raw], clean=[frame.clean],
         offsets=[frame.wrapped] if frame.prefixes else [],

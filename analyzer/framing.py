@@ -22,7 +22,9 @@ SGLANG_TAG = re.compile(r"(DP|TP|PP|EP|ATTN_CP|MOE_DP|CP)(-?\d+)")
 PROC_RANKS = re.compile(r"_(TP|DP|PP|EP|PCP|DCP)(\d+)")
 ENGINE_CORE_DP = re.compile(r"EngineCore_(\d+)$")  # vLLM 0.10: "EngineCore_0" is DP rank 0
 C10_RANK = re.compile(r"\[(?:PG[^\]]*?)?Rank (\d+)\]")
-GLUED_JUNK = re.compile(r"(?:\^C)+|\.{2,}(?=\[)")
+# glued in front of a record by a terminal or by two writers sharing a line: "^C" echoes, a
+# printer's dots, a traceback's ^^^^ marker line that lost its newline
+GLUED_JUNK = re.compile(r"(?:\^C)+|\.{2,}(?=\[)|\s*[\^~]{3,}(?=\[rank\d+\]:)")
 LOOKS_LIKE_RECORD = re.compile(
     r"(?:Traceback \(|\s|[\w.]+(?:Error|Exception|Exit)\b|[\w.-]+:\d+:\d+ |\[|\(|[A-Z]+ \d\d-\d\d )"
 )

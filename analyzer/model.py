@@ -95,6 +95,7 @@ class Event:
     raw: list[str] = field(default_factory=list)  # raw text of the owned lines
     clean: list[str] = field(default_factory=list)  # cleaned text of the owned lines
     source: str = ""
+    pid: int | None = None  # the writer's pid, where a wrapper or head names it
     offsets: list[int] = field(default_factory=list)  # where each line's record starts in
     # `clean`, after its wrappers (empty: at 0)
 

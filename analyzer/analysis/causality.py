@@ -159,7 +159,41 @@ def test_verdicts(findings: list[Finding], ready_line: int | None) -> None:
                         "the server")
 
 
-RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors)
+REPEATS_SURVIVED = 3
+DIGITS = re.compile(r"\d+")
+EXC_START = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b.*")
+RAY_DEDUP = re.compile(r"\s*\[repeated (\d+)x across cluster\]")  # Ray folds repeats
+
+
+def repeated_by_one_process(findings: list[Finding]) -> None:
+    """Signal: the same error, from the same process (pid), three times or more. Why: an
+    error that kills a process is printed once; one that a worker prints again and again
+    (a reward function that fails to parse an answer, a request that is retried) was caught
+    and survived each time.
+    Example: mixed-verl-vllm-qwen3-vl-agent-loop-grpo-reward-parse-errors-healthy."""
+    groups: dict[tuple[str, int, str], list[Finding]] = {}
+    times: dict[tuple[str, int, str], int] = {}
+    for f in findings:  # Python exceptions only: a native library repeats its last words
+        if f.pid is None or f.tier > 2 or f.resolved or f.role != "statement":
+            continue
+        text = f.clean[f.clean.find(")") + 1:] if f.clean.startswith("(") else f.clean
+        folded = RAY_DEDUP.search(text)
+        text = DIGITS.sub("0", RAY_DEDUP.sub("", text)).strip()
+        exc = EXC_START.search(text)  # "ValueError: step 0 - extract action failed from: ..."
+        key = (f.source, f.pid, exc.group()[:60] if exc else text[:200])
+        groups.setdefault(key, []).append(f)
+        times[key] = times.get(key, 0) + 1 + (int(folded.group(1)) if folded else 0)
+    for key, same in groups.items():
+        if times[key] < REPEATS_SURVIVED:
+            continue
+        for f in same:
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = (f"the same error {times[key]} times from one process (pid {f.pid}): "
+                        "it was caught and the process went on")
+
+
+RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors,
+                           repeated_by_one_process)
 
 
 def stop_request(findings: Sequence[Finding]) -> Finding | None:

@@ -63,6 +63,7 @@ class Finding:
     rank_source: str | None = None  # None: a prefix; "message": the text; "device": local GPU
     block_start: int | None = None  # first line of the block the finding belongs to
     level: str | None = None  # the record's level, where its format says
+    pid: int | None = None  # the writer's pid, where a wrapper or head names it
     before: tuple[int, str, str | None, int | None, str | None] | None = None  # the last
     # ordinary line before this one (line, text, timestamp, rank, process): where a job that
     # the user interrupted had stopped
@@ -75,7 +76,7 @@ class Finding:
 def _base(ev: Event, i: int, **kw: Any) -> Finding:
     f = Finding(line=ev.lines[i], text=ev.raw[i], clean=ev.clean[i],
                 rank=ev.rank_number(), process=ev.process, timestamp=ev.timestamp,
-                source=ev.source, event_kind=ev.kind, level=ev.level,
+                source=ev.source, event_kind=ev.kind, level=ev.level, pid=ev.pid,
                 block_start=ev.line_start if len(ev.lines) > 1 else None, **kw)
     _rank_from_groups(f, ev)
     return f
