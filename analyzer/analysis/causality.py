@@ -8,13 +8,23 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 
 from .findings import Finding
 
-Rule = Callable[[list[Finding]], None]
+
+@dataclass(frozen=True)
+class Context:
+    """What some rules need beyond the findings: where the server became ready (None when it
+    never did, or when several inputs are merged and line numbers do not compare)."""
+
+    ready_line: int | None = None
 
 
-def resolved_failures(findings: list[Finding]) -> None:
+Rule = Callable[[list[Finding], Context], None]
+
+
+def resolved_failures(findings: list[Finding], ctx: Context) -> None:
     """Signal: a failure whose `resolved_by` pattern matches a later line (e.g. an IB port that
     goes 'port error' then 'port active'). Why: a recovered fault is not what killed the job.
     Example: mixed-llmd-ib-port-flap-tp-worker-exception."""
@@ -33,7 +43,7 @@ def resolved_failures(findings: list[Finding]) -> None:
                 break
 
 
-def explained_failures(findings: list[Finding]) -> None:
+def explained_failures(findings: list[Finding], ctx: Context) -> None:
     """Signal: a failure whose signature `explains` another finding's signature or category
     (host OOM explains 'Killed'; an Xid 31 MMU fault explains the illegal memory access).
     Why: the explained one is the visible effect; the explainer is the cause, wherever it is
@@ -76,7 +86,7 @@ def _other_writer(a: Finding, b: Finding) -> bool:
         (a.rank is not None and b.rank is not None and a.rank != b.rank)
 
 
-def restated_errors(findings: list[Finding]) -> None:
+def restated_errors(findings: list[Finding], ctx: Context) -> None:
     """Signal: a traceback's exception whose message was already printed, just before the
     traceback, by a line of the same writer ("ERROR ... HIP error: invalid device function",
     then the traceback ending in "RuntimeError: HIP error: invalid device function"; a c10
@@ -118,11 +128,12 @@ def restated_errors(findings: list[Finding]) -> None:
             break
 
 
-def request_scoped(findings: list[Finding], ready_line: int | None) -> None:
+def request_scoped(findings: list[Finding], ctx: Context) -> None:
     """Signal: an error raised inside a request handler (the OpenAI-compatible server's
     serving_* code) after the server was ready. Why: a bad request (too long, a template that
     does not apply, a model name that does not exist) fails that request only; the server
     answers 400/404 and goes on. Example: vllm-v1-serving-context-length-request-errors-healthy."""
+    ready_line = ctx.ready_line
     if ready_line is None:
         return
     headers: set[tuple[str, int]] = set()
@@ -144,10 +155,11 @@ def request_scoped(findings: list[Finding], ready_line: int | None) -> None:
             f.reason = "the message of the request error whose traceback follows"
 
 
-def test_verdicts(findings: list[Finding], ready_line: int | None) -> None:
+def test_verdicts(findings: list[Finding], ctx: Context) -> None:
     """Signal: an AssertionError raised by a test harness (unittest, pytest) after the server
     was ready. Why: a test that checks the server's output or speed failed; the server itself
     kept running. Example: sglang-ascend-qwen3-32b-eagle3-perf-assert-fail-server-healthy."""
+    ready_line = ctx.ready_line
     if ready_line is None:
         return
     for f in findings:
@@ -165,7 +177,7 @@ EXC_START = re.compile(r"\b[A-Z]\w*(?:Error|Exception)\b.*")
 RAY_DEDUP = re.compile(r"\s*\[repeated (\d+)x across cluster\]")  # Ray folds repeats
 
 
-def repeated_by_one_process(findings: list[Finding]) -> None:
+def repeated_by_one_process(findings: list[Finding], ctx: Context) -> None:
     """Signal: the same error, from the same process (pid), three times or more. Why: an
     error that kills a process is printed once; one that a worker prints again and again
     (a reward function that fails to parse an answer, a request that is retried) was caught
@@ -192,15 +204,19 @@ def repeated_by_one_process(findings: list[Finding]) -> None:
                         "it was caught and the process went on")
 
 
-RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors,
-                           repeated_by_one_process)
-
-
 def stop_request(findings: Sequence[Finding]) -> Finding | None:
     """The first line that says the job was told to stop (Ctrl-C, SIGTERM, a scheduler's
     cancel), if any."""
     return next((f for f in findings if f.sig is not None and f.sig.ends and not f.resolved),
                 None)
+
+
+def stopped(findings: list[Finding], ctx: Context) -> None:
+    """Signal: a line that says the job was told to stop (see after_stop)."""
+    stop = stop_request(findings)
+    if stop is not None:
+        after_stop(findings, stop, on_purpose=ctx.ready_line is not None
+                   and ctx.ready_line < stop.line)
 
 
 def after_stop(findings: Sequence[Finding], stop: Finding, *, on_purpose: bool) -> None:
@@ -222,6 +238,13 @@ def after_stop(findings: Sequence[Finding], stop: Finding, *, on_purpose: bool) 
         stop.kind, stop.tier = "nonfatal", 8
         stop.reason = "the server had been ready and was then stopped on purpose"
 SURVIVED_AFTER = 3  # successful serving lines after an error that show the server outlived it
+
+
+# The order is the rule set: recovered faults, causes stated elsewhere, one event stated
+# twice, errors a process kept surviving, then what a stop request, a request handler or a
+# test harness says about the lines around them. choose_root picks among what is left.
+RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors,
+                           repeated_by_one_process, stopped, request_scoped, test_verdicts)
 
 
 def survived(findings: list[Finding], alive_after: Callable[[int], int],

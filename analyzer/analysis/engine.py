@@ -14,15 +14,12 @@ from ..model import Event
 from ..signatures import Knowledge
 from .causality import (
     RULES,
-    after_stop,
+    Context,
     candidates,
     choose_root,
     confidence,
-    request_scoped,
-    stop_request,
     survived,
     symptom_reason,
-    test_verdicts,
 )
 from .findings import Finding, block_findings, line_findings, stack_of
 from .phases import PhaseTracker
@@ -168,15 +165,10 @@ class Analyzer:
         for f in findings:  # NCCL lines carry the device; the comm init line told the rank
             if f.process in self.nccl_ranks and (f.rank is None or f.rank_source == "device"):
                 f.rank, f.rank_source = self.nccl_ranks[f.process], "nccl comm"
-        for rule in RULES:
-            rule(findings)
         ph = self.phases
-        stop = stop_request(findings)
-        if stop is not None:
-            after_stop(findings, stop, on_purpose=ph.ready_line is not None
-                       and ph.ready_line < stop.line and self.input_index == 0)
-        request_scoped(findings, ph.ready_line if self.input_index == 0 else None)
-        test_verdicts(findings, ph.ready_line if self.input_index == 0 else None)
+        ctx = Context(ready_line=ph.ready_line if self.input_index == 0 else None)
+        for rule in RULES:
+            rule(findings, ctx)
         single_input = self.input_index == 0
         if single_input:
             for f in survived(findings, ph.alive_after,
