@@ -162,6 +162,7 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     out: list[Finding] = []
     stmt_hits: list[tuple[Signature, dict[str, str]]] = []
     said_at: dict[str, int] = {}  # signature id -> first line of the message that matched it
+    on_stmt_line: set[str] = set()  # signature ids the statement line itself matches
     for i in range(len(ev.lines)):
         hits = knowledge.match(ev.clean[i], ev.offset(i))
         if stmt_i is not None and stmt_i <= i < section_end:
@@ -169,6 +170,7 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
             for h in hits:
                 said_at.setdefault(h[0].id, i)
             if i == stmt_i:
+                on_stmt_line.update(h[0].id for h in hits)
                 continue
         hit = best(hits)
         if hit is None or hit[0].kind == "benign":
@@ -194,10 +196,9 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     if ev.kind in ("cpp_abort", "native") and sig is None:
         kind, tier = "symptom", 2  # a native frame or abort banner: only a stand-in
     at = stmt_i
-    if sig is not None and said_at.get(sig.id, stmt_i) != stmt_i:
-        first_line = {h[0].id for h in knowledge.match(ev.clean[stmt_i], ev.offset(stmt_i))}
-        if any(x in sig.explains for x in first_line):  # the message goes on to say why
-            at = said_at[sig.id]
+    if sig is not None and said_at.get(sig.id, stmt_i) != stmt_i \
+            and any(x in sig.explains for x in on_stmt_line):  # the message goes on to say why
+        at = said_at[sig.id]
     for k in range(stmt_i + 1, min(section_end, len(ev.clean)) - 1):
         if ev.clean[k][ev.offset(k):].strip() == "Last error:" and \
                 ev.clean[k + 1][ev.offset(k + 1):].strip():
