@@ -199,6 +199,7 @@ def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[fastpath.Bat
 
     def skip(last: SourceLine, count: int) -> None:
         analyzer.skipped += count
+        analyzer.note_ordinary(count)
         analyzer.note_skipped(last.lineno, last.text, framer.body(last.text))
         skipped_last[0] = last  # its timestamp is what the next line would inherit
 

@@ -10,7 +10,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .findings import Finding
+from .findings import Finding, carries_on
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def test_verdicts(findings: list[Finding], ctx: Context) -> None:
     if ready_line is None:
         return
     for f in findings:
-        if f.tier > 2 or f.line < ready_line or f.resolved or "AssertionError" not in f.clean:
+        if f.tier > 3 or f.line < ready_line or f.resolved or "AssertionError" not in f.clean:
             continue
         if any("unittest/" in fr or "/_pytest/" in fr or "/test_" in fr for fr in f.frames):
             f.kind, f.tier = "nonfatal", 8
@@ -280,6 +280,47 @@ def choose_root(findings: Sequence[Finding], *, by_time: bool = False) -> Findin
     return None
 
 
+def last_resort(findings: Sequence[Finding], alive_after: Callable[[int], int],
+                ready_after: Callable[[int], bool], *, went_on: Callable[[Finding], bool],
+                ready: bool = False) -> Finding | None:
+    """Signal: no line states a primary error or a stand-in, yet a line states a consequence
+    of one ("Some NCCL operations have failed or timed out ... taking the entire process
+    down", "ChildFailedError", a cut-off traceback's context). Why: a paste often starts
+    after the cause (the selection began too late, the cause went to another file); the
+    consequences still say the job failed, and the earliest of them is the nearest line to
+    the cause. It is chosen with low confidence, and never when the job kept running after
+    it. Failing that, the first line of no known format that says something failed
+    ("CUDA Error: out of memory at cumem_allocator.cpp:62") after which the job printed
+    almost nothing ordinary (a job that goes on was not killed by it), in a server that
+    never came up.
+    Example: torch-llamafactory-line-numbered-watchdog-timeout-after-loss-zero."""
+    for f in findings:
+        if f.tier == 8 and f.kind == "nonfatal":
+            return None  # what it follows from was judged and found non-fatal
+        if f.tier != 3 or f.resolved or f.kind != "symptom" or f.role == "handler":
+            continue
+        if f.reason and f.reason.startswith("printed after the job was told to stop"):
+            continue
+        if f.sig is not None and f.sig.hang_if_repeated:
+            continue  # a wait, read by the repeated-wait rule
+        if f.block is None and f.level not in ("error", "critical"):
+            continue  # teardown chatter at WARNING level (NCCL's proxy thread at exit)
+        if ready_after(f.line) or alive_after(f.line) >= SURVIVED_AFTER:
+            continue
+        f.reason = ("the earliest consequence in the log: no line states the error that "
+                    "caused it")
+        return f
+    if ready:
+        return None  # a server that came up: an unknown line is not proof that it died
+    for f in findings:  # a line of no known format that says something failed, at the end
+        if f.tier != 4 or f.kind != "error" or f.resolved:
+            continue
+        if carries_on(f.clean) or went_on(f):
+            continue
+        return f
+    return None
+
+
 MAX_CANDIDATES = 3
 
 
@@ -308,7 +349,7 @@ def candidates(findings: Sequence[Finding], root: Finding) -> list[tuple[Finding
     texts = {root.clean.strip()}
     ranked = []
     for f in findings:
-        if f is root or f.seq == root.seq:
+        if f is root or f.seq == root.seq or (f.tier == 4 and root.tier < 3):
             continue
         key = f.clean.strip()
         if (f.sig_id and f.sig_id in seen) or key in texts:
@@ -337,6 +378,11 @@ def confidence(root: Finding, rivals: Sequence[tuple[Finding, str]], *,
     error-level line or a hang read from silence is low."""
     if from_silence:
         return "low", "no line states a failure: the hang is read from where the ranks went silent"
+    if root.tier == 3:
+        return "low", "only consequences are in the log: the line that states the cause is missing"
+    if root.tier == 4:
+        return "low", ("a line of no known format that says something failed, with no progress "
+                       "after it; nothing else states an error")
     if root.kind == "error":
         return "low", ("an error-level line no signature knows, and nothing more specific "
                        "was printed")

@@ -18,10 +18,11 @@ from .causality import (
     candidates,
     choose_root,
     confidence,
+    last_resort,
     survived,
     symptom_reason,
 )
-from .findings import Finding, block_findings, line_findings, stack_of
+from .findings import LEXICAL_TIER, Finding, block_findings, line_findings, stack_of
 from .phases import PhaseTracker
 
 BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_error", "pyspy")
@@ -29,6 +30,7 @@ MAX_SYMPTOMS = 500
 MAX_WARNINGS = 200
 MAX_BLOCK_PHASES = 1000
 NEAR_LINES = 200
+WENT_ON_LINES = 10  # ordinary lines after an unknown error line: the job went on
 HANG_PHASES = ("dist_init",)
 IGNORED_MARKERS = ("python.exception_ignored",)
 NCCL_COMM_RANK = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks \d+")
@@ -49,6 +51,7 @@ class Analyzer:
     phases: PhaseTracker = field(init=False)
     warnings: dict[str, dict[str, Any]] = field(default_factory=dict)
     nccl_ranks: dict[str, int] = field(default_factory=dict)  # "host:pid" -> rank
+    ordinary: int = 0  # ordinary lines so far (fed or skipped): did the job go on after a line?
     _ignored_line: int = -10
     _prev: tuple[int, str, str | None, int | None, str | None] | None = None  # last ordinary line
     block_phases: list[tuple[int, str]] = field(default_factory=list)  # (line, phase from stack)
@@ -84,8 +87,11 @@ class Analyzer:
                 if f.role == "statement":
                     f.kind, f.tier = "nonfatal", 8
                     f.reason = "an exception Python reported as ignored (e.g. in __del__)"
+        if not found and ev.kind in ("plain", "log", "progress") and ev.message.strip():
+            self.ordinary += 1
         for f in found:
             f.seq = self.input_index * 10**12 + f.line
+            f.ordinary_before = self.ordinary
             if f.sig is not None and f.sig.id in IGNORED_MARKERS:
                 self._ignored_line = f.line
             if f.kind == "benign" or (f.kind == "error" and ev.level == "warning"):
@@ -109,6 +115,10 @@ class Analyzer:
         the latest ordinary line, should the user interrupt the job after it."""
         if body.strip():
             self._prev = (lineno, text, None, None, None)
+
+    def note_ordinary(self, count: int) -> None:
+        """Ordinary lines the fast path counted without analysing."""
+        self.ordinary += count
 
     def _nccl_rank(self, ev: Event) -> None:
         if ev.system == "nccl" and " rank " in ev.message and ev.process:
@@ -175,6 +185,10 @@ class Analyzer:
                               lambda line: ph.ready_line is not None and ph.ready_line > line):
                 self._warning(f, benign=False)
         root = choose_root(findings, by_time=self.input_index > 0)
+        if root is None and single_input:
+            root = last_resort(findings, ph.alive_after,
+                               lambda line: ph.ready_line is not None and ph.ready_line > line,
+                               went_on=self._went_on, ready=ph.ready_line is not None)
         verdict = "crash"
         hang_from_silence = interrupted = False
         if root is not None and root.sig is not None and root.sig.ends == "interrupt":
@@ -191,7 +205,7 @@ class Analyzer:
             for f in findings:
                 if f is root or (f.line == root.line and f.seq == root.seq):
                     continue
-                if f.kind == "error" and f.line < root.line:
+                if f.kind == "error" and (f.line < root.line or f.tier == LEXICAL_TIER):
                     continue
                 symptoms.append({"line": f.line, "text": f.text, "rank": f.rank,
                                  "reason": symptom_reason(f, root), "signature": f.sig_id,
@@ -201,6 +215,10 @@ class Analyzer:
             else None
         return {"verdict": verdict, "root": root, "symptoms": symptoms[:MAX_SYMPTOMS],
                 "findings": findings, "candidates": rivals, "confidence": sure}
+
+    def _went_on(self, f: Finding) -> bool:
+        """Whether the job printed ordinary lines after `f`, as a live job does."""
+        return self.ordinary - f.ordinary_before >= WENT_ON_LINES
 
     def failure_phase(self, root: Finding) -> str | None:
         """The phase the job failed in: the root's own stack, else the stack of the nearest

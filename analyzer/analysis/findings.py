@@ -22,6 +22,14 @@ NON_FATAL_WORDS = re.compile(r"(?i)\b(?:retry|retrying|will retry|ignor(?:e|ed|i
 # "torch.OutOfMemoryError: ...", "OSError: [Errno 48] ..." on a line of its own
 EXC_STATEMENT = re.compile(r"(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Exit|Interrupt)"
                            r"(?:\([^)]{0,80}\))?: \S")
+# a line of no known format (a native library's own print, a cut record) that states a failure
+ERROR_WORDS = re.compile(r"(?:\b[Ee]rror\b|\bERROR\b|\b[Ff]atal\b|\bFATAL\b|\bfailed\b|"
+                         r"\bFAILED\b|[Ss]egmentation fault|core dumped|[Oo]ut of memory|"
+                         r"\btimed out\b|\b[Aa]borted\b|\bpanic(?:ked)?\b)")
+NOT_AN_ERROR = re.compile(r"(?i)(?:\bno errors?\b|\b0 errors?\b|errors?[=:]\s*0\b|"
+                          r"\bwithout errors?\b|\bif (?:it )?fail|\bwarn(?:ing)?\b|"
+                          r"deprecat|^\s*(?:#|//|\$ |>>> )|error_?(?:rate|handling|msg|code)\b)")
+LEXICAL_TIER = 4  # read only by the last resort: when nothing else says the job failed
 # ... unless it says the retries ran out
 GAVE_UP = re.compile(r"(?i)\b(?:exceeded|exhausted|giving up|gave up|max(?:imum)? retries|"
                      r"no more retries|retries left: 0)\b")
@@ -64,6 +72,7 @@ class Finding:
     block_start: int | None = None  # first line of the block the finding belongs to
     level: str | None = None  # the record's level, where its format says
     pid: int | None = None  # the writer's pid, where a wrapper or head names it
+    ordinary_before: int = 0  # ordinary lines its writer had printed before it (see went_on)
     before: tuple[int, str, str | None, int | None, str | None] | None = None  # the last
     # ordinary line before this one (line, text, timestamp, rank, process): where a job that
     # the user interrupted had stopped
@@ -142,6 +151,10 @@ def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
         return [_base(ev, 0, kind="error", tier=3 if carries_on(body) else 2, category="other",
                       reason="a Python exception statement printed without its traceback "
                              "(a rich-rendered traceback, or a paste of its last line)")]
+    if ev.kind == "plain" and ev.level is None and ERROR_WORDS.search(body) \
+            and not NOT_AN_ERROR.search(body):
+        return [_base(ev, 0, kind="error", tier=LEXICAL_TIER, category="other",
+                      reason="a line of no known format that says something failed")]
     if ev.level in ("error", "critical") and ev.message.strip():
         recoverable = carries_on(ev.message)
         return [_base(ev, 0, kind="error", tier=3 if recoverable else 2, category="other",
