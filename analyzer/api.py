@@ -197,16 +197,25 @@ def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[fastpath.Bat
         elif frame.head is not None and frame.head.timestamp:  # summarised, but its time
             skipped_last[0], last_ts[0] = None, frame.head.timestamp  # is the latest one
 
+    def alive_line(text: str) -> bool:
+        """Whether a line the prefilter took for alive evidence (by its literals) is one: a
+        successful serving line or a training step, as PhaseTracker counts them."""
+        body = framer.body(text)
+        return any((m.edge == "serving" and not g.get("status", "2").startswith(("4", "5")))
+                   or (m.phase == "training" and m.edge == "in")
+                   for m, g in analyzer.knowledge.markers_for(body))
+
     def skip(last: SourceLine, count: int) -> None:
         analyzer.skipped += count
-        analyzer.note_ordinary(count)
+        analyzer.note_ordinary(count, framer.body(last.text))
         analyzer.note_skipped(last.lineno, last.text, framer.body(last.text))
         skipped_last[0] = last  # its timestamp is what the next line would inherit
 
     scanner = analyzer.knowledge.sig_index.scanner
     for batch in batches:
         scanner.prime({batch.texts[i]: lits for i, lits in batch.literals.items()})
-        analyzer.phases.note_alive(batch.first + i for i in batch.alive)
+        analyzer.phases.note_alive(batch.first + i for i in batch.alive
+                                   if alive_line(batch.text(i)))
         fastpath.walk(batch, name, lambda: bool(asm.open), feed, skip, feed_edge,
                       lambda text: not framer.body(text).strip())
     scanner.prime({})

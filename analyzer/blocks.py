@@ -462,6 +462,8 @@ class Assembler:
         """Take one frame; yield the events that are now complete and in order."""
         body = frame.message
         key = continuation_key(frame)
+        if key == () and key not in self.open:
+            key = self._tagged_first_line(frame.lineno) or key
         if key is not None and key in self.open:
             if self.open[key].offer(frame, body):
                 self._close_stale(frame.lineno)
@@ -487,6 +489,14 @@ class Assembler:
         self._close_stale(frame.lineno)
         yield from self._release()
 
+    def _tagged_first_line(self, lineno: int) -> tuple[str, ...] | None:
+        """A writer that tags only the first line of a multi-line message (Ray's "(raylet) "
+        before a traceback whose frames follow bare): a bare line just after the one open
+        block's last line may continue it."""
+        near = [k for k, b in self.open.items() if b.last_line == lineno - 1
+                and len(k) == 1 and FIRST_LINE_TAG.match(k[0])]
+        return near[0] if len(near) == 1 else None
+
     def _close_stale(self, lineno: int) -> None:
         """Close the blocks that took no line for STALE_LINES lines."""
         if self.open:
@@ -501,6 +511,8 @@ class Assembler:
             yield heapq.heappop(self._heap)[2]
 
 
+# writers that tag only the first line of a message: Ray's daemons ("(raylet)", no pid)
+FIRST_LINE_TAG = re.compile(r"\([a-z_]+(?:, ip=[\da-fA-F.:]+)?\)$")
 EXC_NAME = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*?(?:Error|Exception|Exit|Interrupt|Fault|"
                       r"Timeout|Failure))(?:\([\w.]+\))?(?::|$)")
 

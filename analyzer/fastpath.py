@@ -38,11 +38,11 @@ from .threads import prefetched
 if TYPE_CHECKING:  # imported where used: the parent of a producer process never needs it
     import polars as pl
 
-CACHE_FORMAT = 5  # bump when Patterns or how they are built changes
+CACHE_FORMAT = 6  # bump when Patterns or how they are built changes
 SAMPLED_EDGES = ("serving", "in")  # markers that only extend a phase: a sample is enough
 SUMMED_EDGES = ("begin", "end")  # after the server is ready, these too (see Batch.edges)
 SERVING_STRIDE = 4096  # about one sampled line in this many takes the full path
-ALIVE = 3  # serving lines per batch kept as evidence that the server was alive
+ALIVE = 3  # serving (or training-step) lines per batch kept as evidence the job was alive
 WINDOW = 512  # lines turned into Python strings at once while a block is open
 WORKERS = 2  # classification threads; the main thread analyses meanwhile
 AHEAD = 3  # batches read and classified ahead of the analysis (bounds memory)
@@ -72,6 +72,7 @@ ALWAYS = (
     r"NVRM|Xid|oom-kill|(?-u:\b)nccl(?-u:\b)|NCCL WARN",
     # severity letters of torch's c10 and glog heads: [E1120 12:00:00.1 ...], [W socket.cpp:1]
     r"[EFW][0-9]{4} [0-9]{2}:[0-9]{2}|\[[EFW] [A-Za-z_]",
+    r",[0-9]{3} [EFCW] [0-9]+ [0-9]+\]",  # Ray's C++ heads: [2025-04-02 15:02:00,117 E 1 2]
 )
 
 
@@ -118,6 +119,14 @@ def _rust(pattern: str) -> str | None:
     return f"(?:{rust})"
 
 
+def _high_volume(m: signatures.Marker) -> bool:
+    """Whether a marker's lines come by the thousand (serving, training steps, NCCL INFO):
+    only those are sampled. A sample keeps a batch's first and last such line, so a marker
+    of another phase between them (an `NCCL version` line between two weight-load bars)
+    would be lost: a rare one takes the full path."""
+    return m.edge == "serving" or m.phase == "training" or "NCCL INFO" in m.pattern.pattern
+
+
 def _patterns(knowledge: Knowledge) -> Patterns | None:
     sampled: set[str] = set()
     serving: set[str] = set()
@@ -138,10 +147,10 @@ def _patterns(knowledge: Knowledge) -> Patterns | None:
 
     for m in knowledge.markers:  # summarised by their literals
         lits = required_literals(m.pattern.pattern)
-        if m.edge in SAMPLED_EDGES and lits:
+        if m.edge in SAMPLED_EDGES and lits and _high_volume(m):
             sampled.update(lits)
-            if m.edge == "serving":
-                serving.update(lits)
+            if m.edge == "serving" or (m.phase == "training" and m.edge == "in"):
+                serving.update(lits)  # what PhaseTracker counts as alive: serving, steps
         elif not need(m.pattern.pattern, edges if m.edge in SUMMED_EDGES else strong):
             return None
     for s in knowledge.signatures:  # a union of full patterns is slow; their literals are not

@@ -111,7 +111,8 @@ class Framer:
                 frame.pid = head.pid
         if "global" not in frame.rank and "Rank " in frame.message:
             m = C10_RANK.search(frame.message)
-            if m and (frame.head is None or frame.head.system == "torch"):
+            if m and (frame.head is None or frame.head.system in ("torch", "ray")):  # Ray
+                # relays a torch C++ exception's what(): "[PG 0 (default_pg) Rank 0] ..."
                 frame.rank["global"] = int(m.group(1))
         return frame
 
@@ -203,6 +204,9 @@ class Framer:
         for p in frame.prefixes:
             f = p.fields
             if p.kind == "process":
+                if "RAY_DAEMON" in f:  # Ray's own daemon: a name, no pid
+                    frame.process = f["RAY_DAEMON"]
+                    continue
                 name = f.get("PROC_NAME", "").strip()
                 frame.pid = int(f["INT"])
                 frame.process = name or f"pid={f['INT']}"
@@ -360,6 +364,16 @@ class Framer:
                                      f.get("FRAC"))
             head.pid = int(str(f["INT"]))
             head.process = f"pid={f['INT']}"
+            head.site = str(f["SRCSITE"])
+        elif rule == "ray_cpp":
+            head.system = "ray"
+            head.timestamp = _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))
+            head.level = SEVERITY_LETTERS.get(str(f["RAY_SEV"]), "critical")
+            ints = f.get("INT")
+            int_list = ints if isinstance(ints, list) else [str(ints)]
+            head.pid = int(int_list[0])
+            component = str(f.get("RAY_COMPONENT") or "").strip(" ()")
+            head.process = f"{component or 'ray'} pid={int_list[0]}"
             head.site = str(f["SRCSITE"])
         elif rule == "kernel":
             head.system = "kernel"

@@ -6,6 +6,7 @@ it looks at and why. `choose_root` then applies "the first primary error wins" o
 
 from __future__ import annotations
 
+import datetime as dt
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -204,6 +205,42 @@ def repeated_by_one_process(findings: list[Finding], ctx: Context) -> None:
                         "it was caught and the process went on")
 
 
+PERIODIC_SPAN_S = 10.0  # a report repeated over at least this long is a monitor's
+
+
+def _seconds(stamp: str | None) -> float | None:
+    try:
+        return dt.datetime.fromisoformat(stamp).timestamp() if stamp else None
+    except ValueError:
+        return None
+
+
+def periodic_reports(findings: list[Finding], ctx: Context) -> None:
+    """Signal: an error-level line that no signature knows, printed three times or more by
+    one writer over ten seconds or more (Ray's raylet: "/tmp/ray/session_... is over 95%
+    full" every 10 s). Why: a monitor that reports a condition again and again is a process
+    that is alive and a job that went on; a fatal error is printed once, or repeated within
+    the same moment by a dying process. Example:
+    mixed-verl-grpo-ray-vllm-finished-dataloader-killed-teardown."""
+    groups: dict[tuple[str, str | None, int | None, str], list[Finding]] = {}
+    for f in findings:
+        if f.kind != "error" or f.sig is not None or f.resolved or f.tier > 2:
+            continue
+        text = DIGITS.sub("0", f.clean[f.clean.find("]") + 1:] if "]" in f.clean[:80]
+                          else f.clean)[:120]
+        groups.setdefault((f.source, f.process, f.rank, text), []).append(f)
+    for same in groups.values():
+        if len(same) < REPEATS_SURVIVED:
+            continue
+        times = [t for t in (_seconds(f.timestamp) for f in same) if t is not None]
+        if len(times) < REPEATS_SURVIVED or max(times) - min(times) < PERIODIC_SPAN_S:
+            continue
+        for f in same:
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = (f"reported {len(same)} times by one writer over "
+                        f"{max(times) - min(times):.0f} s: a monitor's report, the job went on")
+
+
 def stop_request(findings: Sequence[Finding]) -> Finding | None:
     """The first line that says the job was told to stop (Ctrl-C, SIGTERM, a scheduler's
     cancel), if any."""
@@ -241,10 +278,12 @@ SURVIVED_AFTER = 3  # successful serving lines after an error that show the serv
 
 
 # The order is the rule set: recovered faults, causes stated elsewhere, one event stated
-# twice, errors a process kept surviving, then what a stop request, a request handler or a
-# test harness says about the lines around them. choose_root picks among what is left.
+# twice, errors a process kept surviving or a monitor kept reporting, then what a stop
+# request, a request handler or a test harness says about the lines around them.
+# choose_root picks among what is left.
 RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors,
-                           repeated_by_one_process, stopped, request_scoped, test_verdicts)
+                           repeated_by_one_process, periodic_reports, stopped, request_scoped,
+                           test_verdicts)
 
 
 def survived(findings: list[Finding], alive_after: Callable[[int], int],

@@ -7,6 +7,7 @@ counters), never the ordinary lines themselves, so memory does not follow file s
 from __future__ import annotations
 
 import re
+from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -22,7 +23,14 @@ from .causality import (
     survived,
     symptom_reason,
 )
-from .findings import LEXICAL_TIER, Finding, block_findings, line_findings, stack_of
+from .findings import (
+    LEXICAL_TIER,
+    TROUBLE_WORDS,
+    Finding,
+    block_findings,
+    line_findings,
+    stack_of,
+)
 from .phases import PhaseTracker
 
 BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_error", "pyspy")
@@ -30,6 +38,7 @@ MAX_SYMPTOMS = 500
 MAX_WARNINGS = 200
 MAX_BLOCK_PHASES = 1000
 NEAR_LINES = 200
+CUT_WINDOW = 8  # lines before a cut-off traceback that may state its error
 WENT_ON_LINES = 10  # ordinary lines after an unknown error line: the job went on
 HANG_PHASES = ("dist_init",)
 IGNORED_MARKERS = ("python.exception_ignored",)
@@ -55,6 +64,8 @@ class Analyzer:
     _ignored_line: int = -10
     _prev: tuple[int, str, str | None, int | None, str | None] | None = None  # last ordinary line
     block_phases: list[tuple[int, str]] = field(default_factory=list)  # (line, phase from stack)
+    _recent: deque[Finding | None] = field(  # the last lines before a block: trouble, or None
+        default_factory=lambda: deque(maxlen=CUT_WINDOW))
 
     def __post_init__(self) -> None:
         self.phases = PhaseTracker(self.knowledge)
@@ -89,6 +100,9 @@ class Analyzer:
                     f.reason = "an exception Python reported as ignored (e.g. in __del__)"
         if not found and ev.kind in ("plain", "log", "progress") and ev.message.strip():
             self.ordinary += 1
+        if ev.kind == "traceback" and ev.fields.get("statement_line") is None:
+            found = found + self._cut_traceback(ev)
+        self._remember(ev)
         for f in found:
             f.seq = self.input_index * 10**12 + f.line
             f.ordinary_before = self.ordinary
@@ -116,9 +130,51 @@ class Analyzer:
         if body.strip():
             self._prev = (lineno, text, None, None, None)
 
-    def note_ordinary(self, count: int) -> None:
-        """Ordinary lines the fast path counted without analysing."""
+    def note_ordinary(self, count: int, last_body: str) -> None:
+        """Ordinary lines the fast path counted without analysing (`last_body`: the last
+        one's record, as `_remember` reads it: a run of blank lines breaks nothing)."""
         self.ordinary += count
+        if last_body.strip(" ()"):
+            self._recent.append(None)
+
+    def _remember(self, ev: Event) -> None:
+        """Keep the last lines before a block: a line that says something went wrong (any
+        level), or None for an ordinary one; blank lines change nothing."""
+        if ev.kind in BLOCK_KINDS:
+            self._recent.clear()
+            return
+        body = ev.clean[-1][ev.offset(len(ev.lines) - 1):]
+        if not ev.message.strip() or not body.strip(" ()"):
+            return
+        if TROUBLE_WORDS.search(ev.message) and ev.level not in ("info", "debug"):
+            self._recent.append(Finding(
+                line=ev.line_start, text=ev.raw[0], clean=ev.clean[0], kind="symptom", tier=2,
+                category="other", rank=ev.rank_number(), process=ev.process,
+                timestamp=ev.timestamp, source=ev.source, level=ev.level, pid=ev.pid,
+                event_kind=ev.kind, role="cut",
+                reason="stated just before a traceback that was cut off before its exception "
+                       "line: the nearest statement of what failed"))
+        else:
+            self._recent.append(None)
+
+    def _cut_traceback(self, ev: Event) -> list[Finding]:
+        """A traceback that ends without its exception line (a paste cut short, a log that
+        stops mid-write) still says the program failed: the run of trouble lines just
+        before it states what, and the earliest of them is the first statement."""
+        run: list[Finding] = []
+        for f in reversed(self._recent):
+            if f is None:
+                break
+            run.append(f)
+        if run:
+            return [run[-1]]
+        last = len(ev.lines) - 1
+        return [Finding(line=ev.lines[last], text=ev.raw[last], clean=ev.clean[last],
+                        kind="symptom", tier=2, category="other", rank=ev.rank_number(),
+                        process=ev.process, timestamp=ev.timestamp, source=ev.source,
+                        event_kind=ev.kind, role="cut", block_start=ev.line_start,
+                        reason="the last line of a traceback cut off before its exception "
+                               "line: nothing before it says what failed")]
 
     def _nccl_rank(self, ev: Event) -> None:
         if ev.system == "nccl" and " rank " in ev.message and ev.process:
@@ -259,6 +315,8 @@ class Analyzer:
             return "hang", self._first_silent(), True
         if ph.server_seen or ph.open_startup_phase():
             return "in_progress", None, False
+        if ph.furthest() == "training" and not ph.step_done:
+            return "in_progress", None, False  # training began, but no step finished yet
         return "healthy", None, False
 
     def _interrupted(self, stop: Finding) -> Finding:

@@ -29,6 +29,11 @@ ERROR_WORDS = re.compile(r"(?:\b[Ee]rror\b|\bERROR\b|\b[Ff]atal\b|\bFATAL\b|\bfa
 NOT_AN_ERROR = re.compile(r"(?i)(?:\bno errors?\b|\b0 errors?\b|errors?[=:]\s*0\b|"
                           r"\bwithout errors?\b|\bif (?:it )?fail|\bwarn(?:ing)?\b|"
                           r"deprecat|^\s*(?:#|//|\$ |>>> )|error_?(?:rate|handling|msg|code)\b)")
+# words that say something went wrong, for a line just before a traceback cut off early
+TROUBLE_WORDS = re.compile(r"(?i)(?:\berror\b|\bfatal\b|\bfail(?:ed|ure|s)?\b|timed out|"
+                           r"\btime ?out\b|out of memory|\boom\b|\bkilled\b|refused|"
+                           r"\bunable to\b|\bcannot\b|\bcan't\b|abort|exception|"
+                           r"segmentation fault)")
 LEXICAL_TIER = 4  # read only by the last resort: when nothing else says the job failed
 # ... unless it says the retries ran out
 GAVE_UP = re.compile(r"(?i)\b(?:exceeded|exhausted|giving up|gave up|max(?:imum)? retries|"
@@ -68,7 +73,8 @@ class Finding:
     event_kind: str = ""
     seq: int = 0  # global order across inputs (file index, line)
     frames: list[str] = field(default_factory=list)  # "file:function" of the statement's stack
-    rank_source: str | None = None  # None: a prefix; "message": the text; "device": local GPU
+    rank_source: str | None = None  # None: a prefix; "message": the text; "device": local GPU;
+    # "local": a launcher's local_rank
     block_start: int | None = None  # first line of the block the finding belongs to
     level: str | None = None  # the record's level, where its format says
     pid: int | None = None  # the writer's pid, where a wrapper or head names it
@@ -105,6 +111,8 @@ def _rank_from_groups(f: Finding, ev: Event) -> None:
         if value is not None and str(value).isdigit():
             f.rank, f.rank_source = int(value), "device"
             return
+    if g.get("local_rank", "").isdigit():  # a launcher's "local_rank: 3": the node's rank
+        f.rank, f.rank_source = int(g["local_rank"]), "local"
 
 
 def _merged(hits: list[tuple[Signature, dict[str, str]]]) -> dict[str, str]:
@@ -209,8 +217,9 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     if ev.kind in ("cpp_abort", "native") and sig is None:
         kind, tier = "symptom", 2  # a native frame or abort banner: only a stand-in
     at = stmt_i
-    if sig is not None and said_at.get(sig.id, stmt_i) != stmt_i \
-            and any(x in sig.explains for x in on_stmt_line):  # the message goes on to say why
+    if sig is not None and said_at.get(sig.id, stmt_i) != stmt_i and (
+            any(x in sig.explains for x in on_stmt_line)  # the message goes on to say why
+            or (not on_stmt_line and sig.kind == "failure")):  # a generic line, then the why
         at = said_at[sig.id]
     for k in range(stmt_i + 1, min(section_end, len(ev.clean)) - 1):
         if ev.clean[k][ev.offset(k):].strip() == "Last error:" and \

@@ -56,6 +56,7 @@ class PhaseTracker:
     alive: deque[int] = field(default_factory=lambda: deque(maxlen=ALIVE_KEEP))  # the last
     # lines showing a healthy server (ready, successful serving): did it outlive an error?
     activity_line: int = 0  # the last line that showed progress of any kind
+    step_done: bool = False  # a training step finished (a loss line, a bar past 0)
 
     def key(self, ev: Event) -> Key:
         return (ev.rank_number(), _process_label(ev))
@@ -75,6 +76,8 @@ class PhaseTracker:
             self.last_progress = f"{desc}: {text}" if desc else text
             spans = self.spans.get(key) or self._latest_spans()
             self.last_progress_phase = spans[-1].phase if spans else None
+            if self.last_progress_phase == "training" and str(ev.fields["n"]) not in ("0", ""):
+                self.step_done = True
             if spans:
                 spans[-1].progress = self.last_progress
 
@@ -99,6 +102,8 @@ class PhaseTracker:
                                       and (status is None or status.startswith("2"))) \
                 or (marker.phase == "training" and marker.edge == "in"):  # steps go on
             self.alive.append(ev.line_start)
+            if marker.phase == "training" and ev.kind != "progress":
+                self.step_done = True  # a loss line, a step's log (a bar says its count)
         spans = self.spans.setdefault(key, [])
         current = spans[-1] if spans else None
         if current is not None and current.phase == marker.phase:
