@@ -38,7 +38,7 @@ from .threads import prefetched
 if TYPE_CHECKING:  # imported where used: the parent of a producer process never needs it
     import polars as pl
 
-CACHE_FORMAT = 6  # bump when Patterns or how they are built changes
+CACHE_FORMAT = 7  # bump when Patterns or how they are built changes
 SAMPLED_EDGES = ("serving", "in")  # markers that only extend a phase: a sample is enough
 SUMMED_EDGES = ("begin", "end")  # after the server is ready, these too (see Batch.edges)
 SERVING_STRIDE = 4096  # about one sampled line in this many takes the full path
@@ -119,6 +119,19 @@ def _rust(pattern: str) -> str | None:
     return f"(?:{rust})"
 
 
+UNANCHOR = re.compile(r"(^|\||\(\?:)\^")  # "^Generated text" -> "Generated text": wrappers
+# come first in a raw line, so the vectorised test looks anywhere in it
+
+
+def _exact(regexes: list[str | None]) -> str | None:
+    """The union of the markers' own patterns, where Rust can run them all: the batch's first
+    and last sampled line must be a marker, not a line that only shares its literal (an
+    uvicorn "/health" poll, which the access marker leaves out). None: use the literals."""
+    if not regexes or any(r is None for r in regexes):
+        return None
+    return "|".join(r for r in regexes if r)
+
+
 def _high_volume(m: signatures.Marker) -> bool:
     """Whether a marker's lines come by the thousand (serving, training steps, NCCL INFO):
     only those are sampled. A sample keeps a batch's first and last such line, so a marker
@@ -145,12 +158,16 @@ def _patterns(knowledge: Knowledge) -> Patterns | None:
         regexes.append(rust)
         return True
 
+    sampled_res: list[str | None] = []
+    serving_res: list[str | None] = []
     for m in knowledge.markers:  # summarised by their literals
         lits = required_literals(m.pattern.pattern)
         if m.edge in SAMPLED_EDGES and lits and _high_volume(m):
             sampled.update(lits)
+            sampled_res.append(_rust(UNANCHOR.sub(r"\1", m.pattern.pattern)))
             if m.edge == "serving" or (m.phase == "training" and m.edge == "in"):
                 serving.update(lits)  # what PhaseTracker counts as alive: serving, steps
+                serving_res.append(sampled_res[-1])
         elif not need(m.pattern.pattern, edges if m.edge in SUMMED_EDGES else strong):
             return None
     for s in knowledge.signatures:  # a union of full patterns is slow; their literals are not
@@ -158,7 +175,8 @@ def _patterns(knowledge: Knowledge) -> Patterns | None:
             return None
     always = [f"(?:{p})" for p in ALWAYS]
     union = "|".join([_union(_minimal(strong | edges | _word_variants())), *regexes, *always])
-    return Patterns(union, _union(sampled) or "$^", _union(serving) or "$^",
+    return Patterns(union, _exact(sampled_res) or _union(sampled) or "$^",
+                    _exact(serving_res) or _union(serving) or "$^",
                     "|".join([_union(_word_variants()), *regexes, *always]), frozenset(strong),
                     tuple(knowledge.sig_index.scanner.literals))
 

@@ -34,6 +34,9 @@ TROUBLE_WORDS = re.compile(r"(?i)(?:\berror\b|\bfatal\b|\bfail(?:ed|ure|s)?\b|ti
                            r"\btime ?out\b|out of memory|\boom\b|\bkilled\b|refused|"
                            r"\bunable to\b|\bcannot\b|\bcan't\b|abort|exception|"
                            r"segmentation fault)")
+# a record whose message is only a traceback's decoration ("           ^^^^^^^^^^"): the
+# remnant of a traceback the paste cut, never a statement of its own
+DECORATION = re.compile(r"\s*[\^~\-=*|]+\s*$")
 LEXICAL_TIER = 4  # read only by the last resort: when nothing else says the job failed
 # ... unless it says the retries ran out
 GAVE_UP = re.compile(r"(?i)\b(?:exceeded|exhausted|giving up|gave up|max(?:imum)? retries|"
@@ -163,7 +166,8 @@ def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
             and not NOT_AN_ERROR.search(body):
         return [_base(ev, 0, kind="error", tier=LEXICAL_TIER, category="other",
                       reason="a line of no known format that says something failed")]
-    if ev.level in ("error", "critical") and ev.message.strip():
+    if ev.level in ("error", "critical") and ev.message.strip() \
+            and not DECORATION.match(ev.message):
         recoverable = carries_on(ev.message)
         return [_base(ev, 0, kind="error", tier=3 if recoverable else 2, category="other",
                       reason="an error-level log line that no signature knows"

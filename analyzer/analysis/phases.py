@@ -120,7 +120,8 @@ class PhaseTracker:
                 current.end_line = ev.line_start
                 current.ended = True
             span = Span(marker.phase, ev.timestamp, ev.line_start)
-            if marker.edge == "end":
+            if marker.edge in ("end", "ready"):  # ready is a moment: serving follows it,
+                # whether or not a serving line was looked at (the fast path samples them)
                 span.ended, span.end, span.end_line = True, ev.timestamp, ev.line_start
             spans.append(span)
         if "done" in groups and "total" in groups:
