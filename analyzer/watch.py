@@ -43,14 +43,14 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import signatures
+from . import prefixes, signatures
 from .analysis.engine import Analyzer
 from .analysis.phases import Key
 from .api import Input, build_report
 from .blocks import Assembler, line_event
 from .follow import Follower, Notice
 from .framing import Framer, strip_ansi
-from .model import Event, SourceLine
+from .model import Event, Frame, SourceLine
 from .report import FormatType, human_duration, line_text, render
 from .signatures import PHASE_ORDER, Knowledge
 from .sources import Source
@@ -67,6 +67,7 @@ SGLANG_WARMUP_GRACE = 60.0  # SGLang's HTTP app is up before its warmup request;
 CPU_SAMPLE = 1.0
 LAST_LINES = 10
 RING_LINES = 5000  # recent lines kept for the report's excerpts (robust to rotation)
+LEARN_LINES = 40  # lines read before the input's own prefixes are inferred
 HISTORY_RUNS = 20
 MAX_ROWS = 16  # rank rows in the live table
 
@@ -560,6 +561,7 @@ class Watch:
         with contextlib.suppress(OSError):
             year = datetime.fromtimestamp(os.stat(self.opts.path).st_mtime).year
         self.framer = Framer(year)
+        self.learning: list[str] | None = []  # the first lines, until prefixes are inferred
         self.asm = PeekAssembler()
         self.analyzer = Analyzer(self.knowledge)
         self.ring: deque[SourceLine] = deque(maxlen=RING_LINES)
@@ -680,13 +682,30 @@ class Watch:
             self.ring.append(line)
         self.lines = max(self.lines, line.lineno)
         self.version += 1
-        for ev in self.asm.feed(self.framer.frame(line)):
+        frame = self.framer.frame(line)
+        if self.learning is not None:
+            self._learn(frame)
+        for ev in self.asm.feed(frame):
             self._event(ev, now)
         if self.asm.pending():
             if self.pending_since is None:
                 self.pending_since = now
         else:
             self.pending_since = None
+
+    def _learn(self, frame: Frame) -> None:
+        """Infer the input's own prefixes (prefixes.infer, as explain does from the file's
+        first lines) once enough lines have arrived; the lines after that are framed with
+        them. The first ones were framed without: a start-up rarely fails in its first lines,
+        and what is announced is never taken back."""
+        assert self.learning is not None
+        self.learning.append(frame.clean[sum(len(p.text) for p in frame.prefixes):])
+        if len(self.learning) < LEARN_LINES:
+            return
+        learned = prefixes.infer(self.learning, self.framer.recognised)
+        self.learning = None
+        if learned:
+            self.framer.inferred = tuple(learned)
 
     def _event(self, ev: Event, now: float) -> None:
         ev.source = self.name

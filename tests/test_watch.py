@@ -473,3 +473,20 @@ def test_process_watch_reads_proc(tmp_path: Path) -> None:
     cpu = proc.cpu_percent()
     assert cpu is not None and cpu >= 0
     assert not ProcessWatch(2**22 + 12345).alive()
+
+
+def test_a_prefix_no_list_knows_is_learned_from_the_first_lines(log: Path, history: Path) -> None:
+    """A scheduler's constant prefix in front of every line (as in
+    torch-milabench-dinov2-multinode-reduce-watchdog-timeout-hard-wrapped): watch infers it
+    from the first lines as explain does, so the traceback behind it is still assembled and
+    the OOM is the root cause with the rank and time its record head gives (behind an
+    unpeeled prefix the head is not seen: no rank, no time)."""
+    lines = OOM_CASCADE.read_text(encoding="utf-8").splitlines()
+    log.write_text("".join(f"job-7.node-1 [stderr] {t}\n" for t in lines), encoding="utf-8")
+    with watch_here(log, history=history, timeout=20.0) as w:
+        assert w.wait() == 1, w.text()
+        verdict = w.records()[-1]
+        assert verdict["verdict"] == "failed"
+        root = verdict["root_cause"]
+        assert OOM_LINE in root["text"], root
+        assert root["rank"] == 3 and root["timestamp"] == "2026-02-22T23:19:14", root
