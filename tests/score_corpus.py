@@ -17,6 +17,7 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import json
+import re
 import subprocess
 import sys
 from dataclasses import dataclass
@@ -74,7 +75,20 @@ def judge(case: dict[str, Any], report: dict[str, Any]) -> tuple[str, str]:
     return "quiet", ""
 
 
-def score(folders: list[Path], verbose: bool = False) -> Score:
+NAIVE = re.compile(r"(?i)error|exception|traceback|failed")
+
+
+def naive(log: Path, which: str) -> dict[str, Any]:
+    """What `grep -i -m1` (first) or `grep -i | tail -1` (last) of error words would answer,
+    as a report: the baseline every row is compared with in the README."""
+    hits = [t for t in log.read_text(encoding="utf-8", errors="replace").splitlines()
+            if NAIVE.search(t)]
+    if not hits:
+        return {"verdict": "healthy", "root_cause": None}
+    return {"verdict": "crash", "root_cause": {"text": hits[0] if which == "first" else hits[-1]}}
+
+
+def score(folders: list[Path], verbose: bool = False, baseline: str | None = None) -> Score:
     from analyzer import api
     from analyzer.errors import LoglensError
 
@@ -88,7 +102,8 @@ def score(folders: list[Path], verbose: bool = False) -> Score:
             else:
                 s.quiet += 1
             try:
-                report = api.explain([str(log)], excerpts=False)
+                report = naive(log, baseline) if baseline else \
+                    api.explain([str(log)], excerpts=False)
             except (LoglensError, OSError) as exc:
                 s.errors += 1
                 if verbose:
@@ -137,8 +152,13 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("folders", nargs="+", type=Path)
     ap.add_argument("-v", "--verbose", action="store_true")
     ap.add_argument("--record", metavar="BATCH", help="append the score to corpus/FIRST_SEEN.md")
+    ap.add_argument("--baseline", choices=("first", "last"),
+                    help="score the first (last) line matching error|exception|traceback|failed "
+                         "instead of loglens")
     a = ap.parse_args(argv)
-    s = score(a.folders, a.verbose)
+    if a.record and a.baseline:
+        ap.error("--record scores loglens, not a baseline")
+    s = score(a.folders, a.verbose, a.baseline)
     print(s.line())
     if a.record:
         record(a.record, a.folders, s)
