@@ -200,6 +200,15 @@ class Block:
             return bool(NATIVE_CONT.match(body)) and not self.pending
         # tracebacks (and logging-error blocks, which contain one)
         is_frame = bool(FRAME.match(body))
+        if self.state == "message" and stripped.startswith(TORCHSCRIPT_HEAD):
+            self.state, self.message_lines = "torchscript", 0
+            return True
+        if self.state == "torchscript":  # TorchScript's own traceback inside the message:
+            # frames, source, "<--- HERE" markers, class headers, until its exception line
+            self.message_lines += 1
+            if not body.startswith((" ", "\t")) and EXC_NAME.match(stripped) and ": " in stripped:
+                self.state, self.message_lines = "message", 0
+            return self.message_lines <= MAX_TORCHSCRIPT_LINES
         if CHAIN.match(body):
             self.state, self.last_was_frame = "chain", False
             return True
@@ -221,6 +230,9 @@ class Block:
             self.state = "logging"
             return True
         if self.state == "frames":
+            if body.startswith(("     ", "\t\t")) and not self.last_was_frame:
+                return True  # a statement's further source lines (Python 3.11+ shows the
+                # whole multi-line call, deeper indented): never the exception line
             if self.last_was_frame and not EXC_LINE.match(stripped):
                 self.last_was_frame = False  # the frame's source line (indentation may be lost)
                 return True
@@ -511,6 +523,10 @@ class Assembler:
             yield heapq.heappop(self._heap)[2]
 
 
+# TorchScript's interpreter error carries its own traceback in the exception's message, then
+# the exception that really happened: "Traceback of TorchScript, serialized code (most ..."
+TORCHSCRIPT_HEAD = "Traceback of TorchScript"
+MAX_TORCHSCRIPT_LINES = 2000
 # writers that tag only the first line of a message: Ray's daemons ("(raylet)", no pid)
 FIRST_LINE_TAG = re.compile(r"\([a-z_]+(?:, ip=[\da-fA-F.:]+)?\)$")
 EXC_NAME = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*?(?:Error|Exception|Exit|Interrupt|Fault|"

@@ -333,9 +333,10 @@ def last_resort(findings: Sequence[Finding], alive_after: Callable[[int], int],
     almost nothing ordinary (a job that goes on was not killed by it), in a server that
     never came up.
     Example: torch-llamafactory-line-numbered-watchdog-timeout-after-loss-zero."""
+    if any(f.tier == 8 and f.kind == "nonfatal" for f in findings):
+        return None  # an error was judged and found non-fatal (outlived, a stop on purpose):
+        # the consequences follow from it
     for f in findings:
-        if f.tier == 8 and f.kind == "nonfatal":
-            return None  # what it follows from was judged and found non-fatal
         if f.tier != 3 or f.resolved or f.kind != "symptom" or f.role == "handler":
             continue
         if f.reason and f.reason.startswith("printed after the job was told to stop"):

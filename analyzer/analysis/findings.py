@@ -236,7 +236,9 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     if ev.level in ("warning", "info", "debug") and f.tier <= 2:
         f.kind, f.tier = "nonfatal", 8
         f.reason = (f"logged at {ev.level.upper()} level: the program reported it and went on")
-    if in_handler:
+    if in_handler and not (sig is not None and sig.ends and fields.get("signal_handler_frames")):
+        # (a stop raised by a signal handler, vLLM's KeyboardInterrupt("terminated") on
+        # SIGTERM, is how the stop arrives, not a bystander: the stop rules read it)
         f.kind, f.tier, f.role = "symptom", 3, "handler"
         f.reason = ("raised inside a signal handler or while logging: the interrupted code is a "
                     "bystander of an earlier failure")
