@@ -369,8 +369,8 @@ class Framer:
             head.system = "ray"
             head.timestamp = _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))
             head.level = SEVERITY_LETTERS.get(str(f["RAY_SEV"]), "critical")
-            ints = f.get("INT")
-            int_list = ints if isinstance(ints, list) else [str(ints)]
+            ids = f.get("RAY_ID")
+            int_list = ids if isinstance(ids, list) else [str(ids)]
             head.pid = int(int_list[0])
             component = str(f.get("RAY_COMPONENT") or "").strip(" ()")
             head.process = f"{component or 'ray'} pid={int_list[0]}"
