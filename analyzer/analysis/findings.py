@@ -105,17 +105,23 @@ def _rank_from_groups(f: Finding, ev: Event) -> None:
     the local GPU it names (NCCL's [dev], "GPU 3 has a total capacity"), flagged as such."""
     g = f.groups
     for key in ("rank", "rank_a", "from_rank"):  # the line names the rank it is about
-        if g.get(key, "").isdigit():
+        if _small(g.get(key)):
             f.rank, f.rank_source = int(g[key]), "message"
             return
     if f.rank is not None:
         return
     for value in (g.get("gpu"), g.get("device"), ev.fields.get("device")):
-        if value is not None and str(value).isdigit():
-            f.rank, f.rank_source = int(value), "device"
+        if _small(value):
+            f.rank, f.rank_source = int(str(value)), "device"
             return
-    if g.get("local_rank", "").isdigit():  # a launcher's "local_rank: 3": the node's rank
+    if _small(g.get("local_rank")):  # a launcher's "local_rank: 3": the node's rank
         f.rank, f.rank_source = int(g["local_rank"]), "local"
+
+
+def _small(value: object) -> bool:
+    """A number a rank can be (a few digits): an absurd one in a line is not a rank."""
+    text = str(value) if value is not None else ""
+    return text.isdigit() and len(text) <= 9
 
 
 def _merged(hits: list[tuple[Signature, dict[str, str]]]) -> dict[str, str]:
