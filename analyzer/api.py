@@ -201,9 +201,7 @@ def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[fastpath.Bat
         """Whether a line the prefilter took for alive evidence (by its literals) is one: a
         successful serving line or a training step, as PhaseTracker counts them."""
         body = framer.body(text)
-        return any((m.edge == "serving" and not g.get("status", "2").startswith(("4", "5")))
-                   or (m.phase == "training" and m.edge == "in")
-                   for m, g in analyzer.knowledge.markers_for(body))
+        return any(m.alive(g) for m, g in analyzer.knowledge.markers_for(body))
 
     def skip(last: SourceLine, count: int) -> None:
         analyzer.skipped += count

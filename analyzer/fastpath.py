@@ -165,7 +165,7 @@ def _patterns(knowledge: Knowledge) -> Patterns | None:
         if m.edge in SAMPLED_EDGES and lits and _high_volume(m):
             sampled.update(lits)
             sampled_res.append(_rust(UNANCHOR.sub(r"\1", m.pattern.pattern)))
-            if m.edge == "serving" or (m.phase == "training" and m.edge == "in"):
+            if m.shows_life:
                 serving.update(lits)  # what PhaseTracker counts as alive: serving, steps
                 serving_res.append(sampled_res[-1])
         elif not need(m.pattern.pattern, edges if m.edge in SUMMED_EDGES else strong):

@@ -73,6 +73,19 @@ class Marker:
     summary: str = ""
     source: str | None = None
 
+    @property
+    def shows_life(self) -> bool:
+        """Whether this marker's lines can show a live job: ready, serving, training steps
+        (the evidence that an earlier error was outlived)."""
+        return self.edge in ("ready", "serving") or (self.phase == "training"
+                                                     and self.edge == "in")
+
+    def alive(self, groups: dict[str, str]) -> bool:
+        """Whether this match shows a live job (a serving line only when it succeeded)."""
+        status = groups.get("status")
+        return self.shows_life and not (self.edge == "serving" and status is not None
+                                        and not status.startswith("2"))
+
 
 @dataclass(frozen=True)
 class FrameHint:

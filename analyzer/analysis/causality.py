@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from .findings import Finding, carries_on
+from .findings import LEXICAL_TIER, Finding, carries_on
 
 
 @dataclass(frozen=True)
@@ -336,11 +336,12 @@ def last_resort(findings: Sequence[Finding], alive_after: Callable[[int], int],
     if any(f.tier == 8 and f.kind == "nonfatal" for f in findings):
         return None  # an error was judged and found non-fatal (outlived, a stop on purpose):
         # the consequences follow from it
+    stop = stop_request(findings)
     for f in findings:
         if f.tier != 3 or f.resolved or f.kind != "symptom" or f.role == "handler":
             continue
-        if f.reason and f.reason.startswith("printed after the job was told to stop"):
-            continue
+        if stop is not None and f.seq > stop.seq:
+            continue  # teardown after the job was told to stop
         if f.sig is not None and f.sig.hang_if_repeated:
             continue  # a wait, read by the repeated-wait rule
         if f.block is None and f.level not in ("error", "critical"):
@@ -353,7 +354,7 @@ def last_resort(findings: Sequence[Finding], alive_after: Callable[[int], int],
     if ready:
         return None  # a server that came up: an unknown line is not proof that it died
     for f in findings:  # a line of no known format that says something failed, at the end
-        if f.tier != 4 or f.kind != "error" or f.resolved:
+        if f.tier != LEXICAL_TIER or f.kind != "error" or f.resolved:
             continue
         if carries_on(f.clean) or went_on(f):
             continue
@@ -389,7 +390,7 @@ def candidates(findings: Sequence[Finding], root: Finding) -> list[tuple[Finding
     texts = {root.clean.strip()}
     ranked = []
     for f in findings:
-        if f is root or f.seq == root.seq or (f.tier == 4 and root.tier < 3):
+        if f is root or f.seq == root.seq or (f.tier == LEXICAL_TIER and root.tier < 3):
             continue
         key = f.clean.strip()
         if (f.sig_id and f.sig_id in seen) or key in texts:
@@ -420,7 +421,7 @@ def confidence(root: Finding, rivals: Sequence[tuple[Finding, str]], *,
         return "low", "no line states a failure: the hang is read from where the ranks went silent"
     if root.tier == 3:
         return "low", "only consequences are in the log: the line that states the cause is missing"
-    if root.tier == 4:
+    if root.tier == LEXICAL_TIER:
         return "low", ("a line of no known format that says something failed, with no progress "
                        "after it; nothing else states an error")
     if root.kind == "error":

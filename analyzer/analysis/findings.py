@@ -81,7 +81,7 @@ class Finding:
     block_start: int | None = None  # first line of the block the finding belongs to
     level: str | None = None  # the record's level, where its format says
     pid: int | None = None  # the writer's pid, where a wrapper or head names it
-    ordinary_before: int = 0  # ordinary lines its writer had printed before it (see went_on)
+    ordinary_before: int = 0  # ordinary lines of the input before it (see Analyzer._went_on)
     before: tuple[int, str, str | None, int | None, str | None] | None = None  # the last
     # ordinary line before this one (line, text, timestamp, rank, process): where a job that
     # the user interrupted had stopped

@@ -97,10 +97,7 @@ class PhaseTracker:
             self.ready_line = self.ready_line or ev.line_start
         if marker.edge == "serving":
             self.serving_line = self.serving_line or ev.line_start
-        status = groups.get("status")
-        if marker.edge == "ready" or (marker.edge == "serving"
-                                      and (status is None or status.startswith("2"))) \
-                or (marker.phase == "training" and marker.edge == "in"):  # steps go on
+        if marker.alive(groups):
             self.alive.append(ev.line_start)
             if marker.phase == "training" and ev.kind != "progress":
                 self.step_done = True  # a loss line, a step's log (a bar says its count)
