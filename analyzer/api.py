@@ -230,7 +230,9 @@ def _root_dict(root: Finding, analyzer: Analyzer, phase: str | None) -> dict[str
             "rank": root.rank, "timestamp": root.timestamp, "summary": summary,
             "remediation": remediation, "signature": root.sig_id, "process": root.process,
             "system": sig.system if sig is not None else "python", "phase": phase,
-            "file": root.source or None}
+            "file": root.source or None,
+            "detail": ({"line": root.detail[0], "text": root.detail[1]}
+                       if root.detail is not None else None)}
 
 
 def _generic_summary(root: Finding) -> str:

@@ -273,13 +273,15 @@ HOSTILE = [
 
 @pytest.mark.parametrize("line", HOSTILE, ids=range(len(HOSTILE)))
 def test_linear_time_on_hostile_lines(line: str) -> None:
+    """A generous bound (~100x the usual time): it catches a catastrophic regex, not a slow
+    machine."""
     r = Redactor()
     r.learn("gpu-node-5:1:2 [0] x")  # make the learned-hostname scan run too
     start = time.perf_counter()
     out = r.line(line)
     elapsed = time.perf_counter() - start
     assert "\n" not in out
-    assert elapsed < 1.5, f"{elapsed:.2f}s"
+    assert elapsed < 5.0, f"{elapsed:.2f}s"
 
 
 # ------------------------------------------------------------------------------ loglens redact

@@ -27,6 +27,8 @@ def test_rule_case(case: dict, tmp_path: Path) -> None:
         assert rc is not None and rc["rank"] == case["rank"]
     if "category" in case:
         assert rc is not None and rc["category"] == case["category"]
+    if "detail" in case:
+        assert rc is not None and case["detail"] in (rc.get("detail") or {}).get("text", ""), rc
     if "phase" in case:
         assert (report["last_phase"] or {}).get("phase") == case["phase"]
     texts = [s["text"] for s in report["symptoms"]]

@@ -10,6 +10,7 @@ Log lines keep their real width, hence the E501 exemption.
 from __future__ import annotations
 
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -851,26 +852,46 @@ RuntimeError: boom
     assert [f["index"] for f in r["sections"][0]["frames"]] == [3]
 
 
-def test_long_traceback_is_fast() -> None:
+def _seconds(fn: Callable[[], object]) -> float:
+    """Best of three runs: the least noisy figure on a shared machine."""
+    best = float("inf")
+    for _ in range(3):
+        start = time.perf_counter()
+        fn()
+        best = min(best, time.perf_counter() - start)
+    return best
+
+
+def _grows_linearly(make: Callable[[int], list[str]], n: int) -> None:
+    """A complexity guard, not a speed target: 4x the input may cost at most ~9x the time
+    (linear: 4x; a quadratic slip: 16x), whatever the machine's speed or load."""
+    small, big = make(n), make(4 * n)
+    parse_traceback(small[:10])  # build the parser outside the timing
+    t_small = max(_seconds(lambda: parse_traceback(small)), 0.005)
+    t_big = _seconds(lambda: parse_traceback(big))
+    assert t_big < 9 * t_small, (t_small, t_big)
+
+
+def _recursion(n: int) -> list[str]:
     frame = [
         '  File "/usr/lib/python3.12/site-packages/pkg/mod.py", line 12, in rec',
         "    return rec(n + 1)",
     ]
-    lines = ["Traceback (most recent call last):", *frame * 2500, "RecursionError: too deep"]
-    parse_traceback(lines[:10])  # build the parser outside the timing
-    start = time.perf_counter()
-    r = parse_traceback(lines)
-    elapsed = time.perf_counter() - start
+    return ["Traceback (most recent call last):", *frame * n, "RecursionError: too deep"]
+
+
+def test_long_traceback_is_parsed_whole_and_in_linear_time() -> None:
+    r = parse_traceback(_recursion(2500))
     assert len(r["sections"][0]["frames"]) == 2500 and r["statement_index"] == 5001
-    assert elapsed < 1.0, elapsed  # ~0.3 s here; a quadratic slip would take minutes
+    _grows_linearly(_recursion, 600)
 
 
 def test_many_damaged_lines_stay_linear() -> None:
-    lines = ['  File "/x.py' for _ in range(3000)]
-    start = time.perf_counter()
-    r = parse_traceback(lines)
-    assert time.perf_counter() - start < 1.0
-    assert r["sections"] == []
+    def damaged(n: int) -> list[str]:
+        return ['  File "/x.py' for _ in range(n)]
+
+    assert parse_traceback(damaged(3000))["sections"] == []
+    _grows_linearly(damaged, 750)
 
 
 def test_grammar_dir() -> None:

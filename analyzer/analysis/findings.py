@@ -82,6 +82,8 @@ class Finding:
     level: str | None = None  # the record's level, where its format says
     pid: int | None = None  # the writer's pid, where a wrapper or head names it
     ordinary_before: int = 0  # ordinary lines of the input before it (see Analyzer._went_on)
+    detail: tuple[int, str] | None = None  # (line, text): the statement's own reason, stated
+    # further down the same message (NCCL's "Last error:" line)
     before: tuple[int, str, str | None, int | None, str | None] | None = None  # the last
     # ordinary line before this one (line, text, timestamp, rank, process): where a job that
     # the user interrupted had stopped
@@ -231,13 +233,13 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
             any(x in sig.explains for x in on_stmt_line)  # the message goes on to say why
             or (not on_stmt_line and sig.kind == "failure")):  # a generic line, then the why
         at = said_at[sig.id]
-    for k in range(stmt_i + 1, min(section_end, len(ev.clean)) - 1):
-        if ev.clean[k][ev.offset(k):].strip() == "Last error:" and \
-                ev.clean[k + 1][ev.offset(k + 1):].strip():
-            at = k + 1  # NCCL's copy of the WARN that says why: the specific statement
-            break
+    detail = _nccl_last_error(ev, stmt_i, section_end)
+    if detail is not None:
+        at = stmt_i  # the message is stated on its first line; the reason is its detail
     f = _base(ev, at, kind=kind, tier=tier, sig=sig, category=category, groups=groups,
               role="statement", block=index)
+    if detail is not None:
+        f.detail = (ev.lines[detail], ev.raw[detail])
     f.frames = stack_of(ev)
     if ev.level in ("warning", "info", "debug") and f.tier <= 2:
         f.kind, f.tier = "nonfatal", 8
@@ -251,6 +253,18 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     out.append(f)
     out.extend(_chained_exceptions(ev, index, stmt_i, section_end, in_handler))
     return out
+
+
+def _nccl_last_error(ev: Event, stmt_i: int, section_end: int) -> int | None:
+    """The line after "Last error:" in an NCCL exception's message: NCCL's copy of the WARN
+    that says why. One documented rule: the error is *stated* on the message's first line
+    (where the corpus labels put it, 5 of 6), and this reason is shown as that statement's
+    detail, the same event, not a second cause or a symptom."""
+    for k in range(stmt_i + 1, min(section_end, len(ev.clean)) - 1):
+        if ev.clean[k][ev.offset(k):].strip() == "Last error:" and \
+                ev.clean[k + 1][ev.offset(k + 1):].strip():
+            return k + 1
+    return None
 
 
 def stack_of(ev: Event) -> list[str]:

@@ -217,6 +217,10 @@ def _summary(out: _Out, report: Mapping[str, Any]) -> None:
     rows = [("Category", code(root.get("category") or "unknown", 80))]
     if root.get("system"):
         rows[0] = (rows[0][0], f"{rows[0][1]} ({inline(root.get('system'), 40)})")
+    detail = root.get("detail")
+    if isinstance(detail, Mapping) and detail.get("text"):
+        rows.append(("Detail", f"line {count(detail.get('line'))}: "
+                               f"{code(line_text(detail.get('text'), ROOT_TEXT_MAX), 300)}"))
     if last is not None and last.get("phase"):
         rows.append(("During", _phase(last)))
     if root.get("summary"):

@@ -165,6 +165,12 @@ def _root_cause(report: Mapping[str, Any], root: Mapping[str, Any]) -> list[Rend
     line.append("  ")
     line.append(line_text(root.get("text"), ROOT_TEXT_MAX), style="red")
     grid.add_row("line", line)
+    detail = root.get("detail")
+    if isinstance(detail, Mapping) and detail.get("text"):
+        why = Text(_lineno(detail.get("line")), style=LINE_STYLE)
+        why.append("  ")
+        why.append(line_text(detail.get("text"), ROOT_TEXT_MAX))
+        grid.add_row("detail", why)
 
     if root.get("summary"):
         grid.add_row(
