@@ -476,6 +476,8 @@ class Assembler:
         key = continuation_key(frame)
         if key == () and key not in self.open:
             key = self._tagged_first_line(frame.lineno) or key
+        if key is None:
+            key = self._headed_traceback_line(frame, body)
         if key is not None and key in self.open:
             if self.open[key].offer(frame, body):
                 self._close_stale(frame.lineno)
@@ -508,6 +510,27 @@ class Assembler:
         near = [k for k, b in self.open.items() if b.last_line == lineno - 1
                 and len(k) == 1 and FIRST_LINE_TAG.match(k[0])]
         return near[0] if len(near) == 1 else None
+
+    def _headed_traceback_line(self, frame: Frame, body: str) -> tuple[str, ...] | None:
+        """A per-line prefix that looks like the program's own head (a collector's
+        `[2025-07-16 14:47:06] ` before SGLang's records) also stands before every line of a
+        traceback: a headed line whose message is a frame, a source line or the exception,
+        while a traceback opened by a head of the same format still waits for its exception
+        line, continues it. Programs never put their head on a traceback's inner lines, so
+        this cannot glue two records of an unwrapped log."""
+        head = frame.head
+        key = identity(frame)
+        block = self.open.get(key)
+        if head is None or block is None or block.kind != "traceback" or block.state != "frames":
+            return None
+        opener = block.frames[0].head
+        if opener is None or opener.fmt != head.fmt:
+            return None
+        stripped = body.strip()
+        if FRAME.match(body) or body.startswith((" ", "\t")) or (
+                block.last_was_frame is False and EXC_NAME.match(stripped)):
+            return key
+        return None
 
     def _close_stale(self, lineno: int) -> None:
         """Close the blocks that took no line for STALE_LINES lines."""

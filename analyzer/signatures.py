@@ -72,6 +72,7 @@ class Marker:
     pattern: re.Pattern[str]
     summary: str = ""
     source: str | None = None
+    examples: tuple[str, ...] = ()  # real lines the marker must recognise (tested)
 
     @property
     def shows_life(self) -> bool:
@@ -223,7 +224,8 @@ def _marker(entry: dict[str, Any], where: str) -> Marker:
         raise RulesError(f"{where}: {entry['id']}: edge must be one of {', '.join(EDGES)}")
     return Marker(id=entry["id"], system=entry.get("system", "any"), phase=entry["phase"],
                   edge=entry["edge"], pattern=_compile(entry["pattern"], f"{where}: {entry['id']}"),
-                  summary=entry.get("summary", ""), source=entry.get("source"))
+                  summary=entry.get("summary", ""), source=entry.get("source"),
+                  examples=tuple(entry.get("examples", ())))
 
 
 def _files(dirs: Iterable[Path]) -> list[Path]:

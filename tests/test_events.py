@@ -342,6 +342,16 @@ Thread 310 (active): "MainThread"
 Thread 1607 (idle): "Thread-1 (_read_thread)"
     _recv_msg (torch/_inductor/compile_worker/subproc_pool.py:61)
 """, [("pyspy", "1-8", None)]),
+    "a collector's head-shaped timestamp on every traceback line": ("""
+[2025-07-16 14:47:06] [2025-07-15 23:47:06] Error in request: x
+[2025-07-16 14:47:06] Traceback (most recent call last):
+[2025-07-16 14:47:06]   File "/srv/sglang/srt/entrypoints/openai/serving_base.py", line 35, in handle_request
+[2025-07-16 14:47:06]     adapted_request = self._convert(request)
+[2025-07-16 14:47:06]   File "/srv/sglang/srt/function_call/parser.py", line 116, in get_structure_tag
+[2025-07-16 14:47:06]     raise NotImplementedError()
+[2025-07-16 14:47:06] NotImplementedError
+[2025-07-16 14:47:07] Next record: ValueError: not part of the traceback
+""", [("log", "1", None), ("traceback", "2-7", "NotImplementedError"), ("log", "8", None)]),
 }
 
 

@@ -85,6 +85,15 @@ def test_no_catastrophic_backtracking(text: str) -> None:
     assert time.perf_counter() - start < 5.0
 
 
+@pytest.mark.parametrize("marker", [m for m in KNOWLEDGE.markers if m.examples],
+                         ids=[m.id for m in KNOWLEDGE.markers if m.examples])
+def test_marker_matches_its_examples(marker: signatures.Marker) -> None:
+    """Each real example line a phase marker carries is recognised by it."""
+    for line in marker.examples:
+        hits = [m.id for m, _ in KNOWLEDGE.markers_for(line)]
+        assert marker.id in hits, f"{marker.id} does not match its example {line!r}"
+
+
 @pytest.mark.parametrize("sig", [s for s in KNOWLEDGE.signatures if s.examples],
                          ids=[s.id for s in KNOWLEDGE.signatures if s.examples])
 def test_signature_matches_its_examples(sig: signatures.Signature) -> None:

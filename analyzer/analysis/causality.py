@@ -20,6 +20,8 @@ class Context:
     never did, or when several inputs are merged and line numbers do not compare)."""
 
     ready_line: int | None = None
+    serving_line: int | None = None  # the first line showing a request answered (an access
+    # line): the HTTP server was up from there on, whatever its ready marker said
 
 
 Rule = Callable[[list[Finding], Context], None]
@@ -131,10 +133,14 @@ def restated_errors(findings: list[Finding], ctx: Context) -> None:
 
 def request_scoped(findings: list[Finding], ctx: Context) -> None:
     """Signal: an error raised inside a request handler (the OpenAI-compatible server's
-    serving_* code) after the server was ready. Why: a bad request (too long, a template that
-    does not apply, a model name that does not exist) fails that request only; the server
-    answers 400/404 and goes on. Example: vllm-v1-serving-context-length-request-errors-healthy."""
-    ready_line = ctx.ready_line
+    serving_* code) after the server was ready, or after it had answered a request (an access
+    line: a paste that starts while serving has no ready marker). Why: a bad request (too
+    long, a template that does not apply, a model name that does not exist) fails that request
+    only; the server answers 400/404/500 and goes on.
+    Examples: vllm-v1-serving-context-length-request-errors-healthy,
+    sglang-kimi-k2-strict-tool-call-notimplemented-500-request-error-healthy."""
+    ready_line = min((x for x in (ctx.ready_line, ctx.serving_line) if x is not None),
+                     default=None)
     if ready_line is None:
         return
     headers: set[tuple[str, int]] = set()

@@ -232,7 +232,9 @@ class Analyzer:
             if f.process in self.nccl_ranks and (f.rank is None or f.rank_source == "device"):
                 f.rank, f.rank_source = self.nccl_ranks[f.process], "nccl comm"
         ph = self.phases
-        ctx = Context(ready_line=ph.ready_line if self.input_index == 0 else None)
+        single = self.input_index == 0
+        ctx = Context(ready_line=ph.ready_line if single else None,
+                      serving_line=ph.serving_line if single else None)
         for rule in RULES:
             rule(findings, ctx)
         single_input = self.input_index == 0
