@@ -205,6 +205,7 @@ def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[fastpath.Bat
 
     def skip(last: SourceLine, count: int) -> None:
         analyzer.skipped += count
+        analyzer.note_writer(name, last.lineno, last.text)
         analyzer.note_ordinary(count, framer.body(last.text))
         analyzer.note_skipped(last.lineno, last.text, framer.body(last.text))
         skipped_last[0] = last  # its timestamp is what the next line would inherit
@@ -215,7 +216,8 @@ def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[fastpath.Bat
         analyzer.phases.note_alive(batch.first + i for i in batch.alive
                                    if alive_line(batch.text(i)))
         fastpath.walk(batch, name, lambda: bool(asm.open), feed, skip, feed_edge,
-                      lambda text: not framer.body(text).strip())
+                      lambda text: not framer.body(text).strip(),
+                      lambda line: analyzer.note_writer(name, line.lineno, line.text))
     scanner.prime({})
     for ev in asm.finish():
         deliver(ev)

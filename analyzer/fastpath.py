@@ -342,12 +342,14 @@ def classified(batches: Iterator[tuple[int, pl.Series]], knowledge: Knowledge | 
 def walk(batch: Batch, name: str, block_open: Callable[[], bool],
          feed: Callable[[SourceLine], None], skip: Callable[[SourceLine, int], None],
          feed_edge: Callable[[SourceLine], None] | None = None,
-         blank: Callable[[str], bool] = lambda text: not text.strip(BLANKISH)) -> None:
+         blank: Callable[[str], bool] = lambda text: not text.strip(BLANKISH),
+         run_start: Callable[[SourceLine], None] | None = None) -> None:
     """Feed the selected lines (and every line while a block is open); report the others.
 
     `skip(last_line, count)` gets the last non-blank line of each skipped run, whose
     timestamp the next fed line may inherit. Lines in `batch.edges` go to `feed_edge` (which
     may summarise them) when given, except the batch's last one: span ends stay right to a batch.
+    `run_start` gets the first line of each skipped run (what a writer printed next).
     """
     first, full_idx = batch.first, batch.full
     edges = batch.edges if feed_edge is not None else set()
@@ -366,6 +368,8 @@ def walk(batch: Batch, name: str, block_open: Callable[[], bool],
             k = j - 1
             while k > i and k > j - 50 and blank(batch.text(k)):
                 k -= 1
+            if run_start is not None and k > i:
+                run_start(SourceLine(first + i, batch.text(i), name))
             skip(SourceLine(first + k, batch.text(k), name), j - i)
         if j < n:
             line = SourceLine(first + j, batch.text(j), name)

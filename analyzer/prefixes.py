@@ -27,24 +27,32 @@ TOKEN = re.compile(r"\s*\S+(?:\s+|$)")
 DIGITS = re.compile(r"\d+")
 WORD = re.compile(r"[A-Za-z]{2}")
 LETTERS = re.compile(r"[A-Za-z]+")
+NAME = re.compile(r"[a0](?:[a0._\-]*[a0])?")  # after LETTERS/DIGITS: a host name, an IP
 RECORD_START = re.compile(r"(?:Traceback \(most recent call last\):|\s*File \"|"
                           r"(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b)")
 
 
-def _shape(prefix: str, letters: bool) -> str:
-    """The prefix up to its numbers (and, at the coarser level, its words)."""
+def _shape(prefix: str, level: int) -> str:
+    """The prefix up to its numbers (level 0), its words (1), or its names (2: a host name
+    and an IP address alike, as pdsh's `localhost: ` and `10.0.0.2: ` of one job)."""
     s = DIGITS.sub("0", prefix.strip())
-    return LETTERS.sub("a", s) if letters else s
+    if level >= 1:
+        s = LETTERS.sub("a", s)
+    if level >= 2:
+        s = NAME.sub("h", s)
+    return s
 
 
-def _regex(shape: str, letters: bool) -> str:
+def _regex(shape: str, level: int) -> str:
     out = []
-    for part in re.split(r"(0|a|\s+)", shape):
+    for part in re.split(r"(0|a|h|\s+)", shape):
         if not part:
             continue
         if part == "0":
             out.append(r"\d+")
-        elif part == "a" and letters:
+        elif part == "h" and level >= 2:
+            out.append(r"[A-Za-z0-9][\w.\-]*")
+        elif part == "a" and level >= 1:
             out.append(r"[A-Za-z]+")
         elif part.isspace():
             out.append(r"\s+")
@@ -63,13 +71,13 @@ def _prefix_end(text: str, tokens: int) -> int | None:
     return pos if pos <= MAX_PREFIX else None
 
 
-def _candidates(texts: Sequence[str]) -> list[tuple[re.Pattern[str], bool]]:
+def _candidates(texts: Sequence[str]) -> list[tuple[re.Pattern[str], bool, int]]:
     """Prefix regexes covering most of `texts`, shortest shape first at each level, each
-    with whether it is literal (up to numbers) and on nearly every line."""
-    out: list[tuple[re.Pattern[str], bool]] = []
+    with whether it is on nearly every line, and its level (0: literal up to numbers)."""
+    out: list[tuple[re.Pattern[str], bool, int]] = []
     worded = sum(1 for t in texts if WORD.search(t))
     need = max(MIN_LINES, int(worded * MIN_SHARE))
-    for letters in (False, True):
+    for level in (0, 1, 2):
         for tokens in range(1, MAX_TOKENS + 1):
             shapes: Counter[str] = Counter()
             bare: Counter[str] = Counter()  # lines that are the prefix alone (a blank record)
@@ -78,16 +86,16 @@ def _candidates(texts: Sequence[str]) -> list[tuple[re.Pattern[str], bool]]:
                 if end is None:
                     continue
                 if end < len(t.rstrip()):
-                    shapes[_shape(t[:end], letters)] += 1
+                    shapes[_shape(t[:end], level)] += 1
                 else:
-                    bare[_shape(t, letters)] += 1
+                    bare[_shape(t, level)] += 1
             if not shapes:
                 continue
             shape, n = shapes.most_common(1)[0]
             # words alone (a progress bar's description) are part of the record
             if n >= need and shape and not shape.replace(" ", "").isalpha():
-                out.append((re.compile(_regex(shape, letters)),
-                            not letters and n + bare[shape] >= worded * ALL_SHARE))
+                on_all = n + bare[shape] >= worded * ALL_SHARE
+                out.append((re.compile(_regex(shape, level)), on_all, level))
     return out
 
 
@@ -103,7 +111,7 @@ def infer(texts: Sequence[str], recognised: Callable[[str], bool]) -> list[re.Pa
         if len(lines) < MIN_LINES:
             break
         best: tuple[int, re.Pattern[str], list[str]] | None = None
-        for pattern, everywhere in _candidates(lines):
+        for pattern, everywhere, level in _candidates(lines):
             before = after = 0
             rest: list[str] = []
             for t in lines:
@@ -116,7 +124,10 @@ def infer(texts: Sequence[str], recognised: Callable[[str], bool]) -> list[re.Pa
                 before += _known(t, recognised)
                 after += _known(tail, recognised)
             gain = after - before
-            enough = gain >= max(2, len(lines) // 5) or (everywhere and gain >= 0)
+            # on nearly every line: a literal prefix is peeled unless it costs recognised
+            # lines; a coarser shape (pdsh's host names and IPs) when it gains some
+            enough = gain >= max(2, len(lines) // 5) or (
+                everywhere and gain >= (0 if level == 0 else 2))
             if enough and (best is None or gain > best[0]):
                 best = (gain, pattern, rest)
         if best is None:

@@ -50,6 +50,7 @@ class Signature:
     case: str | None = None
     source: str | None = None
     examples: tuple[str, ...] = ()
+    not_examples: tuple[str, ...] = ()  # real lines it must not match (a look-alike)
 
     @property
     def tier(self) -> int:
@@ -206,6 +207,7 @@ def _signature(entry: dict[str, Any], where: str) -> Signature:
         idle_ok=bool(entry.get("idle_ok")), ends=_ends(entry, where),
         case=entry.get("case"), source=entry.get("source"),
         examples=tuple(entry.get("examples", ())),
+        not_examples=tuple(entry.get("not_examples", ())),
     )
 
 

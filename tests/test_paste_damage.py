@@ -95,3 +95,30 @@ def test_quote_then_label() -> None:
     found = infer(lines, Framer(2025).recognised)
     frame = Framer(2025, found).frame(SourceLine(1, lines[3], "mem"))
     assert frame.head is not None and frame.head.fmt == "vllm", [p.text for p in frame.prefixes]
+
+
+def test_pdsh_host_names_and_addresses_are_one_prefix() -> None:
+    """DeepSpeed's multi-node runner (pdsh) puts `localhost: ` before node 0's lines and
+    `10.0.0.2: ` before node 1's: a name and an address, one shape, peeled from both even
+    when most of the job's lines (Megatron's banners) are of no known format."""
+    lines = []
+    for i in range(40):
+        host = "localhost" if i % 2 else "10.0.0.2"
+        if i % 4 in (0, 1):
+            lines.append(f"{host}: [2026-03-28 00:09:{i:02d},719] [INFO] [launch.py:155:main] "
+                         f"{i % 2} NCCL_IB_DISABLE=1")
+        else:
+            lines.append(f"{host}:      sequence length:           {2048 + i}")
+    found = infer(lines, Framer(2026).recognised)
+    assert found
+    framer = Framer(2026, found)
+    for text in (lines[0], lines[1]):  # 10.0.0.2, then localhost
+        frame = framer.frame(SourceLine(1, text, "mem"))
+        assert frame.head is not None and " NCCL_IB_DISABLE" in frame.message, text
+
+
+def test_a_level_word_before_every_line_is_not_a_prefix() -> None:
+    """`INFO:root:` / `WARNING:root:` start each line of Python's default logging format:
+    a coarse shape covers them, but peeling it would cost the levels, so nothing is peeled."""
+    lines = [f"{'INFO' if i % 3 else 'WARNING'}:root:step {i} loss 0.{i}" for i in range(30)]
+    assert infer(lines, Framer(2025).recognised) == []

@@ -85,6 +85,14 @@ def test_no_catastrophic_backtracking(text: str) -> None:
     assert time.perf_counter() - start < 5.0
 
 
+@pytest.mark.parametrize("sig", [s for s in KNOWLEDGE.signatures if s.not_examples],
+                         ids=[s.id for s in KNOWLEDGE.signatures if s.not_examples])
+def test_signature_rejects_its_look_alikes(sig: signatures.Signature) -> None:
+    """Real lines an entry must not take for its own (interleaved or glued look-alikes)."""
+    for line in sig.not_examples:
+        assert sig.id not in [s.id for s, _ in KNOWLEDGE.match(line)], line
+
+
 @pytest.mark.parametrize("marker", [m for m in KNOWLEDGE.markers if m.examples],
                          ids=[m.id for m in KNOWLEDGE.markers if m.examples])
 def test_marker_matches_its_examples(marker: signatures.Marker) -> None:

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import datetime as dt
 import re
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
 
 from .findings import LEXICAL_TIER, Finding, carries_on
 
@@ -22,6 +22,8 @@ class Context:
     ready_line: int | None = None
     serving_line: int | None = None  # the first line showing a request answered (an access
     # line): the HTTP server was up from there on, whatever its ready marker said
+    writer_lines: Mapping[tuple[str, int], int] = field(default_factory=dict)  # (source, pid)
+    # -> the last ordinary line that process printed
 
 
 Rule = Callable[[list[Finding], Context], None]
@@ -162,6 +164,24 @@ def request_scoped(findings: list[Finding], ctx: Context) -> None:
             f.reason = "the message of the request error whose traceback follows"
 
 
+def logged_and_went_on(findings: list[Finding], ctx: Context) -> None:
+    """Signal: a traceback the program's own logger printed ("ERROR:...:Traceback ..."),
+    after which the same process (pid) printed ordinary output again. Why: code that logs an
+    exception caught it; a process that then goes on (an agent loop that could not parse one
+    answer, a worker that skips one item) survived it. A process that dies prints nothing
+    ordinary after its last words (teardown lines are not counted).
+    Examples: mixed-verl-qwen3vl-gui-agent-resume-step200-vllm-http-rollout-extract-error-healthy,
+    mixed-verl-vllm-qwen3-vl-agent-loop-grpo-reward-parse-errors-healthy."""
+    for f in findings:
+        if f.tier > 2 or f.resolved or not f.logged or f.pid is None or f.role != "statement":
+            continue
+        later = ctx.writer_lines.get((f.source, f.pid))
+        if later is not None and later > (f.block_end or f.line) + 1:
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = (f"logged by the program, and the same process (pid {f.pid}) went on "
+                        f"printing (line {later}): it caught the exception and survived it")
+
+
 def test_verdicts(findings: list[Finding], ctx: Context) -> None:
     """Signal: an AssertionError raised by a test harness (unittest, pytest) after the server
     was ready. Why: a test that checks the server's output or speed failed; the server itself
@@ -289,7 +309,7 @@ SURVIVED_AFTER = 3  # successful serving lines after an error that show the serv
 # choose_root picks among what is left.
 RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors,
                            repeated_by_one_process, periodic_reports, stopped, request_scoped,
-                           test_verdicts)
+                           test_verdicts, logged_and_went_on)
 
 
 def survived(findings: list[Finding], alive_after: Callable[[int], int],

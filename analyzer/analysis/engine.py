@@ -42,6 +42,11 @@ CUT_WINDOW = 8  # lines before a cut-off traceback that may state its error
 WENT_ON_LINES = 10  # ordinary lines after an unknown error line: the job went on
 HANG_PHASES = ("dist_init",)
 IGNORED_MARKERS = ("python.exception_ignored",)
+# a writer's tag at the start of a line: Ray's "(Worker pid=12)", vLLM's "(VllmWorker pid=12)"
+WRITER_TAG = re.compile(r"\s*(?:\x1b\[[\d;]*m)?\((?:[\w.:\-]{1,60} )?pid=(\d{1,9})[,)]")
+# a process's last words are not a sign that it went on
+TEARDOWN_WORDS = re.compile(r"(?i)shut|exit|terminat|kill|destroy|clean|stop|abort|signal|"
+                            r"dead|died|fail|closing|finaliz")
 NCCL_COMM_RANK = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks \d+")
 
 
@@ -61,6 +66,8 @@ class Analyzer:
     warnings: dict[str, dict[str, Any]] = field(default_factory=dict)
     nccl_ranks: dict[str, int] = field(default_factory=dict)  # "host:pid" -> rank
     ordinary: int = 0  # ordinary lines so far (fed or skipped): did the job go on after a line?
+    writer_lines: dict[tuple[str, int], int] = field(default_factory=dict)  # (source, pid) ->
+    # the last ordinary line that writer printed: did the process go on after its error?
     _ignored_line: int = -10
     _prev: tuple[int, str, str | None, int | None, str | None] | None = None  # last ordinary line
     block_phases: list[tuple[int, str]] = field(default_factory=list)  # (line, phase from stack)
@@ -100,6 +107,9 @@ class Analyzer:
                     f.reason = "an exception Python reported as ignored (e.g. in __del__)"
         if not found and ev.kind in ("plain", "log", "progress") and ev.message.strip():
             self.ordinary += 1
+            if ev.pid is not None and ev.level not in ("error", "critical", "warning") \
+                    and not TEARDOWN_WORDS.search(ev.message):
+                self.writer_lines[(ev.source, ev.pid)] = ev.line_end
         if ev.kind == "traceback" and ev.fields.get("statement_line") is None:
             found = found + self._cut_traceback(ev)
         self._remember(ev)
@@ -129,6 +139,14 @@ class Analyzer:
         the latest ordinary line, should the user interrupt the job after it."""
         if body.strip():
             self._prev = (lineno, text, None, None, None)
+
+    def note_writer(self, source: str, lineno: int, text: str) -> None:
+        """A line the fast path skipped (the first or last of a run), read only for its
+        writer's tag: the ordinary output a process printed after its error."""
+        m = WRITER_TAG.match(text)
+        if m is not None and not TEARDOWN_WORDS.search(text):
+            key = (source, int(m.group(1)))
+            self.writer_lines[key] = max(self.writer_lines.get(key, 0), lineno)
 
     def note_ordinary(self, count: int, last_body: str) -> None:
         """Ordinary lines the fast path counted without analysing (`last_body`: the last
@@ -234,7 +252,8 @@ class Analyzer:
         ph = self.phases
         single = self.input_index == 0
         ctx = Context(ready_line=ph.ready_line if single else None,
-                      serving_line=ph.serving_line if single else None)
+                      serving_line=ph.serving_line if single else None,
+                      writer_lines=self.writer_lines)
         for rule in RULES:
             rule(findings, ctx)
         single_input = self.input_index == 0

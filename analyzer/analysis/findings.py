@@ -53,6 +53,11 @@ BLOCK_CATEGORY = {"native": "segfault", "faulthandler": "segfault"}
 WARN_IS_ERROR = ("nccl",)
 
 
+# a logger's level right before the traceback it prints ("ERROR:2025-12-25 23:46:30,691:")
+LOGGED_TRACEBACK = re.compile(r"\s*(?:ERROR|CRITICAL|WARNING|error|Error)\b[^\n]{0,60}?[: \]]\s*"
+                              r"Traceback \(most recent call last\)")
+
+
 @dataclass
 class Finding:
     """One line that matters for the verdict, with what we know about it."""
@@ -82,6 +87,9 @@ class Finding:
     level: str | None = None  # the record's level, where its format says
     pid: int | None = None  # the writer's pid, where a wrapper or head names it
     ordinary_before: int = 0  # ordinary lines of the input before it (see Analyzer._went_on)
+    logged: bool = False  # a traceback the program's logger printed (a level on its first
+    # line, "ERROR:...:Traceback ..."): the code caught the exception and reported it
+    block_end: int | None = None  # last line of the block the finding belongs to
     detail: tuple[int, str] | None = None  # (line, text): the statement's own reason, stated
     # further down the same message (NCCL's "Last error:" line)
     before: tuple[int, str, str | None, int | None, str | None] | None = None  # the last
@@ -240,6 +248,9 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
               role="statement", block=index)
     if detail is not None:
         f.detail = (ev.lines[detail], ev.raw[detail])
+    f.block_end = ev.line_end
+    opening = ev.clean[0][ev.offset(0):]
+    f.logged = ev.kind == "traceback" and bool(LOGGED_TRACEBACK.match(opening))
     f.frames = stack_of(ev)
     if ev.level in ("warning", "info", "debug") and f.tier <= 2:
         f.kind, f.tier = "nonfatal", 8
