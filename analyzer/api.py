@@ -51,7 +51,7 @@ def _sniff(src: Source) -> tuple[int | None, list[re.Pattern[str]]]:
                 break
             frame = framer.frame(line)
             if i < prefixes.SAMPLE_LINES:
-                texts.append(frame.clean[sum(len(p.text) for p in frame.prefixes):])
+                texts.append(prefixes.sample_text(frame))
             head = frame.head
             dated = head is not None and (head.fmt in DATED_HEADS or any(
                 p.kind in DATED_WRAPPERS for p in frame.prefixes))

@@ -38,7 +38,7 @@ from .threads import prefetched
 if TYPE_CHECKING:  # imported where used: the parent of a producer process never needs it
     import polars as pl
 
-CACHE_FORMAT = 7  # bump when Patterns or how they are built changes
+CACHE_FORMAT = 8  # bump when Patterns or how they are built changes
 SAMPLED_EDGES = ("serving", "in")  # markers that only extend a phase: a sample is enough
 SUMMED_EDGES = ("begin", "end")  # after the server is ready, these too (see Batch.edges)
 SERVING_STRIDE = 4096  # about one sampled line in this many takes the full path

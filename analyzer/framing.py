@@ -162,6 +162,8 @@ class Framer:
                     continue
                 end, fields = hit
                 rest = text[pos + end:]
+                if parser.name == "quote" and not (pos == 0 and self.recognised(rest)):
+                    continue  # only before a known record: "> building index" is a bullet
                 if parser.name == "pdsh":
                     label = text[pos:pos + end].strip()
                     if label in self.labels and (not rest or text[pos + end - 1].isspace()):

@@ -20,7 +20,7 @@ from lark.exceptions import LarkError
 from .cache import lark_cache
 
 WRAPPER_RULES = ("launcher", "kubectl", "docker_ts", "journald", "compose", "mpirun",
-                 "process", "rank", "role", "pdsh")
+                 "process", "rank", "role", "pdsh", "quote")
 HEAD_RULES = ("bracket_ts", "ray_cpp", "vllm", "nccl", "c10", "glog", "kernel", "uvicorn",
               "pylog_basic", "pylog_dash", "pylog_level_logger", "level_tag", "rich", "tag")
 MESSAGE_HEAD_RULES = ("msg_deepspeed", "msg_torch_legacy", "msg_level_site", "uvicorn", "nccl")

@@ -16,6 +16,8 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
+from .model import Frame
+
 SAMPLE_LINES = 400
 MIN_SHARE = 0.6  # of the sampled lines with words: a prefix that makes more lines known
 ALL_SHARE = 0.9  # a literal prefix (up to its numbers) on nearly every line: peeled anyway
@@ -97,6 +99,16 @@ def _candidates(texts: Sequence[str]) -> list[tuple[re.Pattern[str], bool, int]]
                 on_all = n + bare[shape] >= worded * ALL_SHARE
                 out.append((re.compile(_regex(shape, level)), on_all, level))
     return out
+
+
+def sample_text(frame: Frame) -> str:
+    """What inference reads of a framed line: its body after the known wrappers, but a quote
+    (`> `) stays, since on the lines it is not taken for one (before no known record)
+    inference must still see it."""
+    body = frame.clean[sum(len(p.text) for p in frame.prefixes):]
+    if frame.prefixes and frame.prefixes[0].kind == "quote":
+        return frame.prefixes[0].text + body
+    return body
 
 
 def infer(texts: Sequence[str], recognised: Callable[[str], bool]) -> list[re.Pattern[str]]:

@@ -74,6 +74,13 @@ class Marker:
     summary: str = ""
     source: str | None = None
     examples: tuple[str, ...] = ()  # real lines the marker must recognise (tested)
+    done: bool = False  # the job reports its own successful end (a `status` group must say
+    # success where the line has one)
+
+    def says_done(self, groups: dict[str, str]) -> bool:
+        """Whether this match is the job saying it finished successfully."""
+        status = groups.get("status")
+        return self.done and (status is None or status.lower() in ("success", "ok", "passed"))
 
     @property
     def shows_life(self) -> bool:
@@ -227,7 +234,7 @@ def _marker(entry: dict[str, Any], where: str) -> Marker:
     return Marker(id=entry["id"], system=entry.get("system", "any"), phase=entry["phase"],
                   edge=entry["edge"], pattern=_compile(entry["pattern"], f"{where}: {entry['id']}"),
                   summary=entry.get("summary", ""), source=entry.get("source"),
-                  examples=tuple(entry.get("examples", ())))
+                  examples=tuple(entry.get("examples", ())), done=bool(entry.get("done")))
 
 
 def _files(dirs: Iterable[Path]) -> list[Path]:

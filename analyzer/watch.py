@@ -699,7 +699,7 @@ class Watch:
         them. The first ones were framed without: a start-up rarely fails in its first lines,
         and what is announced is never taken back."""
         assert self.learning is not None
-        self.learning.append(frame.clean[sum(len(p.text) for p in frame.prefixes):])
+        self.learning.append(prefixes.sample_text(frame))
         if len(self.learning) < LEARN_LINES:
             return
         learned = prefixes.infer(self.learning, self.framer.recognised)

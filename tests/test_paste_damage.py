@@ -109,9 +109,7 @@ def test_pdsh_host_names_and_addresses_are_one_prefix() -> None:
                          f"{i % 2} NCCL_IB_DISABLE=1")
         else:
             lines.append(f"{host}:      sequence length:           {2048 + i}")
-    found = infer(lines, Framer(2026).recognised)
-    assert found
-    framer = Framer(2026, found)
+    framer = Framer(2026, infer(lines, Framer(2026).recognised))
     for text in (lines[0], lines[1]):  # 10.0.0.2, then localhost
         frame = framer.frame(SourceLine(1, text, "mem"))
         assert frame.head is not None and " NCCL_IB_DISABLE" in frame.message, text

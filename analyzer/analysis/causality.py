@@ -22,6 +22,7 @@ class Context:
     ready_line: int | None = None
     serving_line: int | None = None  # the first line showing a request answered (an access
     # line): the HTTP server was up from there on, whatever its ready marker said
+    done_line: int | None = None  # where the job reported its own successful end
     writer_lines: Mapping[tuple[str, int], int] = field(default_factory=dict)  # (source, pid)
     # -> the last ordinary line that process printed
 
@@ -182,6 +183,26 @@ def logged_and_went_on(findings: list[Finding], ctx: Context) -> None:
                         f"printing (line {later}): it caught the exception and survived it")
 
 
+def after_success(findings: list[Finding], ctx: Context) -> None:
+    """Signal: a warning-level record (a c10d `[W ...]`, an `NCCL WARN`) after the job said it
+    finished successfully (MLPerf's run_stop with status success, nccl-tests' closing
+    bandwidth summary, a trainer's completion line). Why: once the work is done, ranks leave
+    at different moments and the survivors' sockets to the departed ones fail: teardown
+    chatter. An exception after it (a final checkpoint that cannot be written) still counts.
+    Examples: torch-mlperf-flux1-4node-b200-success-tcpstore-teardown-warnings-healthy,
+    torch-mlperf-retinanet-h200-success-nccl-proxy-teardown-warn-healthy."""
+    done = ctx.done_line
+    if done is None:
+        return
+    for f in findings:
+        if f.tier > 3 or f.resolved or f.line <= done or f.block_start is not None:
+            continue
+        if f.level in ("warning", "warn") or " NCCL WARN " in f.clean:
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = (f"a warning after the job reported success (line {done}): teardown, "
+                        "not a failure")
+
+
 def test_verdicts(findings: list[Finding], ctx: Context) -> None:
     """Signal: an AssertionError raised by a test harness (unittest, pytest) after the server
     was ready. Why: a test that checks the server's output or speed failed; the server itself
@@ -309,7 +330,7 @@ SURVIVED_AFTER = 3  # successful serving lines after an error that show the serv
 # choose_root picks among what is left.
 RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors,
                            repeated_by_one_process, periodic_reports, stopped, request_scoped,
-                           test_verdicts, logged_and_went_on)
+                           test_verdicts, logged_and_went_on, after_success)
 
 
 def survived(findings: list[Finding], alive_after: Callable[[int], int],

@@ -253,6 +253,7 @@ class Analyzer:
         single = self.input_index == 0
         ctx = Context(ready_line=ph.ready_line if single else None,
                       serving_line=ph.serving_line if single else None,
+                      done_line=ph.done_line if single else None,
                       writer_lines=self.writer_lines)
         for rule in RULES:
             rule(findings, ctx)

@@ -48,6 +48,7 @@ class PhaseTracker:
     last_line: dict[Key, tuple[int, str | None, str]] = field(default_factory=dict)
     ready_line: int | None = None
     serving_line: int | None = None
+    done_line: int | None = None  # where the job reported its own successful end
     server_seen: bool = False
     last_phase: str | None = None
     last_progress: str | None = None
@@ -97,6 +98,8 @@ class PhaseTracker:
             self.ready_line = self.ready_line or ev.line_start
         if marker.edge == "serving":
             self.serving_line = self.serving_line or ev.line_start
+        if marker.says_done(groups):
+            self.done_line = self.done_line or ev.line_start
         if marker.alive(groups):
             self.alive.append(ev.line_start)
             if marker.phase == "training" and ev.kind != "progress":
