@@ -40,6 +40,7 @@ MAX_BLOCK_PHASES = 1000
 NEAR_LINES = 200
 CUT_WINDOW = 8  # lines before a cut-off traceback that may state its error
 WENT_ON_LINES = 10  # ordinary lines after an unknown error line: the job went on
+PROGRESS_WINDOW = 8  # lines before an interrupt that may show the job still making progress
 HANG_PHASES = ("dist_init",)
 IGNORED_MARKERS = ("python.exception_ignored",)
 # a writer's tag at the start of a line: Ray's "(Worker pid=12)", vLLM's "(VllmWorker pid=12)"
@@ -269,6 +270,13 @@ class Analyzer:
                                went_on=self._went_on, ready=ph.ready_line is not None)
         verdict = "crash"
         hang_from_silence = interrupted = False
+        if root is not None and root.sig is not None and root.sig.ends == "interrupt" \
+                and self._progressing_before(root.line):
+            root.kind, root.tier = "nonfatal", 8  # stopped while it was making progress
+            root.reason = ("the user stopped a job that was making progress (its last lines "
+                           "before the interrupt are steps or served requests): on purpose")
+            self._warning(root, benign=True)
+            root = None  # it was chosen: nothing before it states an error
         if root is not None and root.sig is not None and root.sig.ends == "interrupt":
             root, verdict, hang_from_silence = self._interrupted(root), "hang", True
             interrupted = root.sig is None  # the hang's last line, not the interrupt itself
@@ -340,6 +348,12 @@ class Analyzer:
         if ph.furthest() == "training" and not ph.step_done:
             return "in_progress", None, False  # training began, but no step finished yet
         return "healthy", None, False
+
+    def _progressing_before(self, line: int) -> bool:
+        """Whether the job showed progress (a training step, a served request) in the last
+        PROGRESS_WINDOW lines before `line`: an interrupt there is a user's stop, not the
+        end of a hang."""
+        return any(line - PROGRESS_WINDOW <= a < line for a in self.phases.alive)
 
     def _interrupted(self, stop: Finding) -> Finding:
         """A job the user interrupted (Ctrl-C) with no error before it: it had stopped making

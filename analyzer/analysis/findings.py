@@ -58,6 +58,11 @@ LOGGED_TRACEBACK = re.compile(r"\s*(?:ERROR|CRITICAL|WARNING|error|Error)\b[^\n]
                               r"Traceback \(most recent call last\)")
 
 
+# torch's ExceptionWrapper.reraise(): DataParallel replicas and DataLoader workers
+TORCH_REWRAP = re.compile(r"Caught \w+ in (?:replica \d+ on device \d+|DataLoader worker "
+                          r"process \d+)\.$")
+
+
 @dataclass
 class Finding:
     """One line that matters for the verdict, with what we know about it."""
@@ -244,8 +249,14 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     detail = _nccl_last_error(ev, stmt_i, section_end)
     if detail is not None:
         at = stmt_i  # the message is stated on its first line; the reason is its detail
+    rewrapped = bool(TORCH_REWRAP.search(ev.clean[stmt_i]))
+    if rewrapped:
+        kind, tier = "symptom", 3  # the worker's own traceback follows, and states it
     f = _base(ev, at, kind=kind, tier=tier, sig=sig, category=category, groups=groups,
               role="statement", block=index)
+    if rewrapped:
+        f.reason = ("torch re-raises a worker's exception (ExceptionWrapper); the \"Original "
+                    "Traceback\" that follows states it where it happened")
     if detail is not None:
         f.detail = (ev.lines[detail], ev.raw[detail])
     f.block_end = ev.line_end
