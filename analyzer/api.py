@@ -10,14 +10,17 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import fastpath, prefixes, producer, signatures
-from .analysis.engine import Analyzer
-from .analysis.findings import Finding
-from .blocks import Assembler, record_event
-from .framing import Framer
-from .model import Event, SourceLine
-from .remedies import concrete
-from .sources import Source, open_sources
+from analyzer import knowledge as signatures
+from analyzer.analysis.engine import Analyzer
+from analyzer.analysis.findings import Finding
+from analyzer.analysis.remedies import concrete
+from analyzer.model import Event, SourceLine
+from analyzer.parse import prefixes
+from analyzer.parse.blocks import Assembler, record_event
+from analyzer.parse.framing import Framer
+from analyzer.scan import prefilter as fastpath
+from analyzer.scan import producer
+from analyzer.sources.source import Source, open_sources
 
 SCHEMA = "loglens.explain/1"
 YEAR_SNIFF_LINES = 5000
@@ -40,7 +43,7 @@ class Input:
 def _sniff(src: Source) -> tuple[int | None, list[re.Pattern[str]]]:
     """What the first lines teach: the year of the first fully dated line (so yearless lines
     before it get it right) and the prefixes this input puts before its records."""
-    from .framing import Framer as _F  # local: a throwaway framer
+    from analyzer.parse.framing import Framer as _F  # local: a throwaway framer
 
     framer = _F()
     year: int | None = None

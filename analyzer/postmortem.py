@@ -25,12 +25,13 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import api, signatures
-from .analysis.phases import PhaseTracker
-from .model import Event
-from .redact import Redactor
-from .report import FormatType, render
-from .report.markdown import code, code_block, inline
+from analyzer import api
+from analyzer import knowledge as signatures
+from analyzer.analysis.phases import PhaseTracker
+from analyzer.model import Event
+from analyzer.report import FormatType, render
+from analyzer.report.markdown import code, code_block, inline
+from analyzer.report.redact import Redactor
 
 SCHEMA = "loglens.postmortem/1"
 MAX_POINTS = 2000  # per metric series, after downsampling
@@ -579,7 +580,7 @@ def _rename_stdin(report: dict[str, Any], extra: dict[str, Any], tmp: str) -> No
 # ------------------------------------------------------------------------- renderers
 def render_html(data: dict[str, Any]) -> str:
     """The self-contained HTML page (inline CSS + SVG, no script)."""
-    from .report.html import render_html as _render
+    from analyzer.report.postmortem_html import render_html as _render
 
     return _render(data)
 

@@ -22,10 +22,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from analyzer import api
-from analyzer.blocks import STALE_LINES, Assembler
 from analyzer.errors import InputError
-from analyzer.framing import Framer
 from analyzer.model import Event, SourceLine
+from analyzer.parse.blocks import STALE_LINES, Assembler
+from analyzer.parse.framing import Framer
 from tests.golden_events import (
     CORPUS,
     YEAR,

@@ -14,10 +14,13 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzer import api, fastpath, producer, signatures
+from analyzer import api
+from analyzer import knowledge as signatures
 from analyzer.errors import InputError
-from analyzer.literals import LiteralIndex, required_literals
-from analyzer.signatures import Signature
+from analyzer.knowledge import Signature
+from analyzer.knowledge.index import LiteralIndex, required_literals
+from analyzer.scan import prefilter as fastpath
+from analyzer.scan import producer
 from tests.conftest import corpus_logs
 
 CASES = corpus_logs()

@@ -11,9 +11,9 @@ from typing import Any
 import pytest
 
 from analyzer import api
-from analyzer.blocks import line_event
-from analyzer.framing import Framer
 from analyzer.model import Frame, SourceLine
+from analyzer.parse.blocks import line_event
+from analyzer.parse.framing import Framer
 
 CASES_FILE = Path(__file__).parent / "cases" / "framing.toml"
 DATA = tomllib.loads(CASES_FILE.read_text(encoding="utf-8"))
@@ -59,7 +59,7 @@ def observed(frame: Frame) -> dict[str, Any]:
 
 def test_case_file_covers_every_wrapper_and_head() -> None:
     """At least one case per wrapper kind and per head format the framer knows."""
-    from analyzer import grammar
+    from analyzer.parse import grammars as grammar
 
     frames = [frame_lines([*c.get("before", []), c["line"]], c.get("year", DEFAULT_YEAR))[-1]
               for c in CASES]

@@ -39,7 +39,7 @@ if str(ROOT) not in sys.path:  # `python tests/test_html.py` from anywhere
     sys.path.insert(0, str(ROOT))
 
 from analyzer import postmortem  # noqa: E402
-from analyzer.report.html import CSP  # noqa: E402
+from analyzer.report.postmortem_html import CSP  # noqa: E402
 
 CORPUS = ROOT / "corpus"
 TP8_OOM = CORPUS / "seed" / "seed-sglang-tp8-oom-sigquit-logging-error.log"

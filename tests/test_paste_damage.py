@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 
 from analyzer import api
-from analyzer.framing import Framer
 from analyzer.model import SourceLine
-from analyzer.prefixes import infer
+from analyzer.parse.framing import Framer
+from analyzer.parse.prefixes import infer
 from tests.conftest import corpus_logs, expected_for
 
 Damage = Callable[[int, str], str]

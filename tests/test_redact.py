@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from analyzer.cli_report import redact as redact_command
+from analyzer.cli.report import redact as redact_command
 from analyzer.errors import InputError, UsageError
-from analyzer.redact import KINDS, Redactor
+from analyzer.report.redact import KINDS, Redactor
 
 ROOT = Path(__file__).resolve().parent.parent
 CORPUS = ROOT / "corpus"

@@ -8,10 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import api, signatures
+from analyzer import api
+from analyzer import knowledge as signatures
 from analyzer.errors import RulesError
-from analyzer.framing import Framer
 from analyzer.model import SourceLine
+from analyzer.parse.framing import Framer
 
 ROOT = Path(__file__).resolve().parent.parent
 KNOWLEDGE = signatures.load()

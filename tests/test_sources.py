@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from analyzer.errors import InputError
 from analyzer.model import SourceLine
-from analyzer.sources import MAX_LINE_CHARS, Source, open_sources
+from analyzer.sources.source import MAX_LINE_CHARS, Source, open_sources
 
 
 def read(path: Path) -> tuple[list[SourceLine], Source]:
@@ -275,7 +275,7 @@ def test_permission_error_on_open_is_one_clear_line(
     def denied(*args: object, **kwargs: object) -> None:
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr("analyzer.sources.open", denied, raising=False)
+    monkeypatch.setattr("analyzer.sources.source.open", denied, raising=False)
     with pytest.raises(InputError) as info:
         open_sources([str(path)])
     assert str(info.value) == f"permission denied: {path}"

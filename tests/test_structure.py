@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analyzer.structure import (
+from analyzer.parse.structure import (
     grammar_dir,
     parse_cpp_abort,
     parse_elastic_summary,

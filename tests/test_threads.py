@@ -7,7 +7,7 @@ import threading
 
 import pytest
 
-from analyzer.threads import prefetched
+from analyzer.sources.prefetch import prefetched
 
 
 def test_items_arrive_in_order() -> None:

@@ -22,9 +22,9 @@ from typing import Any, TextIO, cast
 
 import pytest
 
-from analyzer.follow import Follower, Notice
 from analyzer.model import SourceLine
-from analyzer.watch import (
+from analyzer.sources.follow import Follower, Notice
+from analyzer.watch.loop import (
     History,
     ProcessWatch,
     Watch,

@@ -11,7 +11,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from .findings import LEXICAL_TIER, Finding, carries_on
+from analyzer.analysis.findings import LEXICAL_TIER, Finding, carries_on
 
 
 @dataclass(frozen=True)

@@ -11,9 +11,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Event
-from ..signatures import Knowledge
-from .causality import (
+from analyzer.analysis.causality import (
     RULES,
     Context,
     candidates,
@@ -23,7 +21,7 @@ from .causality import (
     survived,
     symptom_reason,
 )
-from .findings import (
+from analyzer.analysis.findings import (
     LEXICAL_TIER,
     TROUBLE_WORDS,
     Finding,
@@ -31,7 +29,9 @@ from .findings import (
     line_findings,
     stack_of,
 )
-from .phases import PhaseTracker
+from analyzer.analysis.phases import PhaseTracker
+from analyzer.knowledge import Knowledge
+from analyzer.model import Event
 
 BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_error", "pyspy")
 MAX_SYMPTOMS = 500

@@ -11,8 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Event
-from ..signatures import Knowledge, Signature
+from analyzer.knowledge import Knowledge, Signature
+from analyzer.model import Event
 
 SIGNAL_HANDLER = re.compile(r"(?:sig\w*_handler|signal_handler|_handler)$")
 REPORT_BLOCKS = ("pyspy",)

@@ -7,9 +7,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..model import Event
-from ..signatures import PHASE_ORDER, Knowledge, Marker
-from ..timestamps import seconds_between
+from analyzer.knowledge import PHASE_ORDER, Knowledge, Marker
+from analyzer.model import Event
+from analyzer.parse.timestamps import seconds_between
 
 SERVER_SYSTEMS = ("sglang", "vllm", "uvicorn")
 NEXT_PHASE = {"launch": "dist_init", "dist_init": "weight_load", "weight_load": "kv_cache_alloc",

@@ -13,9 +13,9 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
-from . import grammar
-from .model import Frame, Head, Prefix, SourceLine
-from .timestamps import MONTHS, YearResolver, iso
+from analyzer.model import Frame, Head, Prefix, SourceLine
+from analyzer.parse import grammars as grammar
+from analyzer.parse.timestamps import MONTHS, YearResolver, iso
 
 ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
 SGLANG_TAG = re.compile(r"(DP|TP|PP|EP|ATTN_CP|MOE_DP|CP)(-?\d+)")

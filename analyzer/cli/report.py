@@ -20,7 +20,7 @@ from typing import IO, Annotated
 
 import typer
 
-from .errors import InputError, UsageError
+from analyzer.errors import InputError, UsageError
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_LINE_CHUNK = 1 << 20  # a line longer than this is redacted in 1 MiB pieces
@@ -62,7 +62,7 @@ def report(
     ] = None,
 ) -> None:
     """A post-mortem for a bug ticket: verdict, cause, per-rank timeline, metrics; redacted."""
-    from . import postmortem
+    from analyzer import postmortem
 
     to_stdout = output is None or str(output) == "-"
     if to_stdout and format == ReportFormat.HTML and sys.stdout.isatty():
@@ -95,7 +95,7 @@ def redact(
                                "compresses).", show_default=False)],
 ) -> None:
     """Write a redacted copy of a whole log (streaming; the input is never modified)."""
-    from .redact import Redactor
+    from analyzer.report.redact import Redactor
 
     to_stdout = str(output) == "-"
     source = None if file == "-" else Path(file)

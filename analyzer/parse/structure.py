@@ -36,8 +36,8 @@ from typing import Any, NamedTuple
 from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedInput
 
-from .cache import lark_cache
-from .grammar import grammar_dir
+from analyzer.cache import lark_cache
+from analyzer.parse.grammars import grammar_dir
 
 Json = dict[str, Any]
 

@@ -14,8 +14,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
-from .errors import RulesError
-from .literals import LiteralIndex, LiteralScanner, required_literals
+from analyzer.errors import RulesError
+from analyzer.knowledge.index import LiteralIndex, LiteralScanner, required_literals
 
 T = TypeVar("T")
 
@@ -184,7 +184,7 @@ def _by_literal(entries: Sequence[T], pattern_of: Callable[[T], str]
 
 def knowledge_dir() -> Path:
     """The shipped knowledge files."""
-    return Path(__file__).resolve().parent / "knowledge"
+    return Path(__file__).resolve().parent
 
 
 def _compile(pattern: str, where: str) -> re.Pattern[str]:

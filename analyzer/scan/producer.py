@@ -3,7 +3,7 @@
 The analysis of the selected lines is Python and holds the GIL; reading, splitting and
 classifying lines is polars and needs a core of its own. In threads of one process the two
 still contend (the analysis waited for the GIL a third of the time on a 1 GB log), so for a
-large file a child process (`python -m analyzer.producer`) runs `fastpath.classified` and sends
+large file a child process (`python -m analyzer.scan.producer`) runs `fastpath.classified` and sends
 each batch's selection — a few hundred lines out of ~60,000 — over a socket. The lines nobody
 selected stay in the child; when a block (a traceback) needs them, the parent asks for a
 window. The child starts while the parent loads its knowledge, so start-up overlaps too.
@@ -32,9 +32,9 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
 
-from .errors import InputError
-from .fastpath import AHEAD, Batch
-from .sources import Source
+from analyzer.errors import InputError
+from analyzer.scan.prefilter import AHEAD, Batch
+from analyzer.sources.source import Source
 
 SPLIT_BYTES = 32 << 20
 KEEP_DONE = 2  # batches the child keeps after the parent is done with them
@@ -58,7 +58,7 @@ class RemoteBatches:
         self.source = source
         data_here, data_there = socket.socketpair()
         ctl_here, ctl_there = socket.socketpair()
-        args = [sys.executable, "-m", "analyzer.producer", str(source.path), source.name,
+        args = [sys.executable, "-m", "analyzer.scan.producer", str(source.path), source.name,
                 json.dumps(list(rules)), str(data_there.fileno()), str(ctl_there.fileno())]
         # glibc would hand each 16 MiB batch buffer fresh pages from mmap (page faults cost
         # as much as the CSV split); a higher threshold lets it reuse freed heap memory
@@ -220,7 +220,7 @@ def main(argv: Sequence[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     path, name, rules, data_fd, ctl_fd = argv
     data, ctl = Connection(int(data_fd)), Connection(int(ctl_fd))
-    from . import fastpath  # after the sockets: imports take the longest
+    from analyzer.scan import prefilter as fastpath  # after the sockets: imports take the longest
 
     kept: dict[int, Any] = {}
     slots = threading.Semaphore(AHEAD)

@@ -16,11 +16,12 @@ from typing import Annotated, Any
 
 import typer
 
-from . import api, signatures
-from .cli_report import register as register_report
-from .cli_watch import register as register_watch
-from .errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, LoglensError, UsageError
-from .report import FormatType, render
+from analyzer import api
+from analyzer import knowledge as signatures
+from analyzer.cli.report import register as register_report
+from analyzer.cli.watch import register as register_watch
+from analyzer.errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, LoglensError, UsageError
+from analyzer.report import FormatType, render
 
 EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in loglens (3 is watch's "stalled")
 app = typer.Typer(
@@ -144,14 +145,14 @@ def _write_parquet(stream: Any, output: Path) -> None:
 
 
 def _event_frames(stream: Any) -> Any:
-    from .events import frames  # polars: only for `loglens events`
+    from analyzer.report.events_table import frames  # polars: only for `loglens events`
 
     return frames(stream)
 
 
 def event_frames_empty() -> Any:
     """An empty events table with the right columns."""
-    from .events import to_frame
+    from analyzer.report.events_table import to_frame
 
     return to_frame([])
 
@@ -204,7 +205,9 @@ register_report(app)
 def main() -> None:
     """Console entry point: every failure becomes one line on stderr and an exit code."""
     try:
-        from .producer import prestart  # a big file's reader starts while the CLI parses
+        from analyzer.scan.producer import (
+            prestart,  # a big file's reader starts while the CLI parses
+        )
 
         prestart(sys.argv[1:])
         rv = app(standalone_mode=False)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import BinaryIO
 
-from .model import SourceLine
+from analyzer.model import SourceLine
 
 POLL_INTERVAL = 0.1  # seconds between polls when iterating
 FLUSH_AFTER = 0.5  # a partial line this long without new bytes is released provisionally

@@ -1,4 +1,4 @@
-"""`loglens watch`: the typer command over `analyzer.watch` (registered by `cli.py`).
+"""`loglens watch`: the typer command over `analyzer.watch.loop` (registered by `analyzer.cli`).
 
 Exit codes (documented in `loglens watch --help`): 0 ready, 1 failed (fatal error in the log,
 or the watched process exited before ready), 3 stalled or timed out, 2 bad arguments.
@@ -14,7 +14,7 @@ from typing import Annotated
 
 import typer
 
-from .errors import UsageError
+from analyzer.errors import UsageError
 
 HELP = (
     "Follow a starting server's log until it is ready (exit 0), failed (1) or stalled / timed "
@@ -57,7 +57,11 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"{file} is a directory; watch follows one log file")
         if health_url is not None and not health_url.startswith(("http://", "https://")):
             raise UsageError("--health-url must start with http:// or https://")
-        from .watch import WatchOptions, default_history_dir, watch  # only when watching
+        from analyzer.watch.loop import (  # only when watching
+            WatchOptions,
+            default_history_dir,
+            watch,
+        )
 
         opts = WatchOptions(path=file, pid=pid, health_url=health_url, timeout=timeout,
                             stall=stall, history_dir=history or default_history_dir(),
@@ -78,8 +82,8 @@ def register(app: typer.Typer) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """`python -m analyzer.cli_watch FILE ...`: the command alone, with the CLI's error handling."""
-    from .errors import LoglensError
+    """`python -m analyzer.cli.watch FILE ...`: the command alone, with the CLI's error handling."""
+    from analyzer.errors import LoglensError
 
     app = typer.Typer(add_completion=False, pretty_exceptions_enable=False)
     register(app)

@@ -13,9 +13,9 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from . import structure
-from .framing import PROC_RANKS, RANK_KEYS
-from .model import Event, Frame
+from analyzer.model import Event, Frame
+from analyzer.parse import structure
+from analyzer.parse.framing import PROC_RANKS, RANK_KEYS
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
 FRAME = re.compile(r'^\s*(?:\|\s*)*File "[^"]*", line \d+')

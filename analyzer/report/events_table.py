@@ -8,7 +8,7 @@ from typing import Any
 
 import polars as pl
 
-from .model import Event
+from analyzer.model import Event
 
 EVENT_SCHEMA: dict[str, Any] = {
     "line_start": pl.Int64,

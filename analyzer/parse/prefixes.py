@@ -16,7 +16,7 @@ import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 
-from .model import Frame
+from analyzer.model import Frame
 
 SAMPLE_LINES = 400
 MIN_SHARE = 0.6  # of the sampled lines with words: a prefix that makes more lines known

@@ -17,7 +17,7 @@ from typing import Any
 from lark import Lark, Token, Tree
 from lark.exceptions import LarkError
 
-from .cache import lark_cache
+from analyzer.cache import lark_cache
 
 WRAPPER_RULES = ("launcher", "kubectl", "docker_ts", "journald", "compose", "mpirun",
                  "process", "rank", "role", "pdsh", "quote")
@@ -28,8 +28,8 @@ MESSAGE_HEAD_RULES = ("msg_deepspeed", "msg_torch_legacy", "msg_level_site", "uv
 
 def grammar_dir() -> Path:
     """Where the grammars are: inside the installed package, else the source tree."""
-    here = Path(__file__).resolve().parent
-    for cand in (here / "grammars", here.parent / "grammars"):
+    package = Path(__file__).resolve().parents[1]  # analyzer/
+    for cand in (package / "grammars", package.parent / "grammars"):
         if cand.is_dir():
             return cand
     raise RuntimeError("grammars/ not found next to the analyzer package")

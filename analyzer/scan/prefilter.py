@@ -28,12 +28,12 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import signatures
-from .cache import cache_dir
-from .literals import required_literals
-from .model import SourceLine
-from .signatures import NAMED_GROUP, Knowledge
-from .threads import prefetched
+from analyzer import knowledge as signatures
+from analyzer.cache import cache_dir
+from analyzer.knowledge import NAMED_GROUP, Knowledge
+from analyzer.knowledge.index import required_literals
+from analyzer.model import SourceLine
+from analyzer.sources.prefetch import prefetched
 
 if TYPE_CHECKING:  # imported where used: the parent of a producer process never needs it
     import polars as pl
@@ -187,7 +187,7 @@ def cached_patterns(rules: Sequence[str] = ()) -> Patterns | None:
     files = signatures.knowledge_files(rules)
     digest = hashlib.sha256(repr((CACHE_FORMAT, ALWAYS, WORDS, SAMPLED_EDGES, SUMMED_EDGES,
                                   [str(f) for f in files])).encode())
-    for f in (*files, Path(__file__), Path(__file__).with_name("literals.py")):
+    for f in (*files, Path(__file__), Path(__file__).parents[1] / "knowledge" / "index.py"):
         digest.update(f.read_bytes())  # the knowledge, and the code that turns it into Patterns
     base = cache_dir()
     path = base / f"patterns-{digest.hexdigest()[:32]}.json" if base is not None else None

@@ -31,7 +31,7 @@ if TYPE_CHECKING:  # polars is imported where it is used: `explain` of a big fil
 
 from analyzer.errors import InputError
 from analyzer.model import SourceLine
-from analyzer.threads import prefetched
+from analyzer.sources.prefetch import prefetched
 
 MAX_LINE_CHARS = 1_000_000  # longer lines are cut to this many chars; truncated=True
 CHUNK_BYTES = 1 << 20  # read size: big enough to amortise syscalls, small enough to bound memory

@@ -43,17 +43,18 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from . import prefixes, signatures
-from .analysis.engine import Analyzer
-from .analysis.phases import Key
-from .api import Input, build_report
-from .blocks import Assembler, line_event
-from .follow import Follower, Notice
-from .framing import Framer, strip_ansi
-from .model import Event, Frame, SourceLine
-from .report import FormatType, human_duration, line_text, render
-from .signatures import PHASE_ORDER, Knowledge
-from .sources import Source
+from analyzer import knowledge as signatures
+from analyzer.analysis.engine import Analyzer
+from analyzer.analysis.phases import Key
+from analyzer.api import Input, build_report
+from analyzer.knowledge import PHASE_ORDER, Knowledge
+from analyzer.model import Event, Frame, SourceLine
+from analyzer.parse import prefixes
+from analyzer.parse.blocks import Assembler, line_event
+from analyzer.parse.framing import Framer, strip_ansi
+from analyzer.report import FormatType, human_duration, line_text, render
+from analyzer.sources.follow import Follower, Notice
+from analyzer.sources.source import Source
 
 EXIT_READY, EXIT_FAILED, EXIT_STALLED = 0, 1, 3
 

@@ -28,7 +28,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from analyzer.framing import LOOKS_LIKE_RECORD
+from analyzer.parse.framing import LOOKS_LIKE_RECORD
 
 # kind -> how its pseudonyms look ({n} is the per-kind counter)
 KINDS: dict[str, str] = {
