@@ -23,6 +23,7 @@ class Context:
     serving_line: int | None = None  # the first line showing a request answered (an access
     # line): the HTTP server was up from there on, whatever its ready marker said
     done_line: int | None = None  # where the job reported its own successful end
+    exit_line: int | None = None  # where a process first said it is leaving at exit
     writer_lines: Mapping[tuple[str, int], int] = field(default_factory=dict)  # (source, pid)
     # -> the last ordinary line that process printed
 
@@ -189,18 +190,24 @@ def after_success(findings: list[Finding], ctx: Context) -> None:
     bandwidth summary, a trainer's completion line). Why: once the work is done, ranks leave
     at different moments and the survivors' sockets to the departed ones fail: teardown
     chatter. An exception after it (a final checkpoint that cannot be written) still counts.
+    The same holds after a process said it is leaving at interpreter exit (torch's
+    destructor warning "destroy_process_group() was not called before program exit"): the
+    rank that hosted the TCPStore left first, the others' heartbeat monitors lose it.
     Examples: torch-mlperf-flux1-4node-b200-success-tcpstore-teardown-warnings-healthy,
-    torch-mlperf-retinanet-h200-success-nccl-proxy-teardown-warn-healthy."""
-    done = ctx.done_line
-    if done is None:
+    torch-mlperf-retinanet-h200-success-nccl-proxy-teardown-warn-healthy,
+    torch-megatron-2node-tp2-finished-tcpstore-should-dump-errors-at-exit-healthy."""
+    ends = [(line, why) for line, why in (
+        (ctx.done_line, "the job reported success"),
+        (ctx.exit_line, "a process said it is leaving at exit")) if line is not None]
+    if not ends:
         return
+    end, why = min(ends)
     for f in findings:
-        if f.tier > 3 or f.resolved or f.line <= done or f.block_start is not None:
+        if f.tier > 3 or f.resolved or f.line <= end or f.block_start is not None:
             continue
         if f.level == "warning":  # NCCL WARN lines too: their head says warning
             f.kind, f.tier = "nonfatal", 8
-            f.reason = (f"a warning after the job reported success (line {done}): teardown, "
-                        "not a failure")
+            f.reason = f"a warning after {why} (line {end}): teardown, not a failure"
 
 
 def test_verdicts(findings: list[Finding], ctx: Context) -> None:

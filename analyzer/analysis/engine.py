@@ -22,6 +22,7 @@ from analyzer.analysis.causality import (
     symptom_reason,
 )
 from analyzer.analysis.findings import (
+    DECORATION,
     LEXICAL_TIER,
     TROUBLE_WORDS,
     Finding,
@@ -32,6 +33,7 @@ from analyzer.analysis.findings import (
 from analyzer.analysis.phases import PhaseTracker
 from analyzer.knowledge import Knowledge
 from analyzer.model import Event
+from analyzer.parse.blocks import TRACEBACK_HEAD
 
 BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_error", "pyspy")
 MAX_SYMPTOMS = 500
@@ -70,6 +72,8 @@ class Analyzer:
     writer_lines: dict[tuple[str, int], int] = field(default_factory=dict)  # (source, pid) ->
     # the last ordinary line that writer printed: did the process go on after its error?
     _ignored_line: int = -10
+    exit_line: int | None = None  # where a process first said it is leaving at exit
+    _stack_prints: list[int] = field(default_factory=list)  # headless frames, no exception
     _prev: tuple[int, str, str | None, int | None, str | None] | None = None  # last ordinary line
     block_phases: list[tuple[int, str]] = field(default_factory=list)  # (line, phase from stack)
     _recent: deque[Finding | None] = field(  # the last lines before a block: trouble, or None
@@ -119,6 +123,8 @@ class Analyzer:
             f.ordinary_before = self.ordinary
             if f.sig is not None and f.sig.id in IGNORED_MARKERS:
                 self._ignored_line = f.line
+            if f.sig is not None and f.sig.at_exit and self.exit_line is None:
+                self.exit_line = f.line  # a process leaves: warnings after it are teardown
             if f.kind == "benign" or (f.kind == "error" and ev.level == "warning"):
                 self._warning(f, benign=True)
                 continue
@@ -187,7 +193,12 @@ class Analyzer:
             run.append(f)
         if run:
             return [run[-1]]
-        last = len(ev.lines) - 1
+        if not any(TRACEBACK_HEAD in text for text in ev.clean):
+            self._stack_prints.append(ev.line_start)  # judged at the end: see _stack_print
+        last = len(ev.lines) - 1  # its last line that says something (not a caret marker)
+        while last > 0 and (not ev.clean[last][ev.offset(last):].strip()
+                            or DECORATION.match(ev.clean[last][ev.offset(last):])):
+            last -= 1
         return [Finding(line=ev.lines[last], text=ev.raw[last], clean=ev.clean[last],
                         kind="symptom", tier=2, category="other", rank=ev.rank_number(),
                         process=ev.process, timestamp=ev.timestamp, source=ev.source,
@@ -252,9 +263,11 @@ class Analyzer:
                 f.rank, f.rank_source = self.nccl_ranks[f.process], "nccl comm"
         ph = self.phases
         single = self.input_index == 0
+        self._stack_print(findings)
         ctx = Context(ready_line=ph.ready_line if single else None,
                       serving_line=ph.serving_line if single else None,
                       done_line=ph.done_line if single else None,
+                      exit_line=self.exit_line if single else None,
                       writer_lines=self.writer_lines)
         for rule in RULES:
             rule(findings, ctx)
@@ -301,6 +314,18 @@ class Analyzer:
             else None
         return {"verdict": verdict, "root": root, "symptoms": symptoms[:MAX_SYMPTOMS],
                 "findings": findings, "candidates": rivals, "confidence": sure}
+
+    def _stack_print(self, findings: list[Finding]) -> None:
+        """Frames with neither a "Traceback (most recent call last):" header nor an exception
+        line are a printed stack (a warning's "This call originates from:", logging's
+        stack_info), not a traceback, unless the input ends there (a paste cut on both
+        sides). So when the log went on after it, it states no failure."""
+        starts = set(self._stack_prints)
+        for f in findings:
+            if f.role == "cut" and f.block_start in starts and self._went_on(f):
+                f.kind, f.tier = "nonfatal", 8
+                f.reason = ("a printed stack (frames with no traceback header and no exception "
+                            "line) that the log went on after: not a failure")
 
     def _went_on(self, f: Finding) -> bool:
         """Whether the job printed ordinary lines after `f`, as a live job does."""

@@ -47,6 +47,8 @@ class Signature:
     hang_if_repeated: int = 0  # this many at the end of a log, with no progress after: a hang
     idle_ok: bool = False  # such a wait is normal once the server is ready (an idle poll)
     ends: str | None = None  # "interrupt" (Ctrl-C) or "termination" (an outside kill)
+    at_exit: bool = False  # printed by a process leaving at interpreter exit (a destructor's
+    # warning): the other ranks' warnings after it are teardown
     case: str | None = None
     source: str | None = None
     examples: tuple[str, ...] = ()
@@ -212,6 +214,7 @@ def _signature(entry: dict[str, Any], where: str) -> Signature:
         verdict=entry.get("verdict"), priority=int(entry.get("priority", 1)),
         hang_if_repeated=int(entry.get("hang_if_repeated", 0)),
         idle_ok=bool(entry.get("idle_ok")), ends=_ends(entry, where),
+        at_exit=bool(entry.get("at_exit")),
         case=entry.get("case"), source=entry.get("source"),
         examples=tuple(entry.get("examples", ())),
         not_examples=tuple(entry.get("not_examples", ())),

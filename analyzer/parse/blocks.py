@@ -19,6 +19,8 @@ from analyzer.parse.framing import PROC_RANKS, RANK_KEYS
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
 FRAME = re.compile(r'^\s*(?:\|\s*)*File "[^"]*", line \d+')
+# a frame line a terminal or a pager hard-wrapped inside its path: `  File "/a/b/pipeline_par`
+CUT_FRAME = re.compile(r'^\s*(?:\|\s*)*File "[^"]*$')
 MARKER = re.compile(r"^\s*[\^~]+\s*$")
 REPEATED = re.compile(r"^\s*\[Previous line repeated \d+ more times?\]")
 CHAIN = re.compile(r"^\s*(The above exception was the direct cause of the following exception:|"
@@ -131,6 +133,9 @@ class Block:
         self.message_lines = 0
         self.last_was_frame = bool(FRAME.match(body))
         self.last_line = first.lineno  # the last line this block took (or holds)
+        self.joins: set[int] = set()  # indices of lines that go on the line before (hard wraps)
+        self.cut_frame = False  # the last line is a frame cut inside its path: only its rest
+        # may follow (a hard wrap), anything else ends the block there (the writer died)
 
     @property
     def start(self) -> int:
@@ -143,7 +148,30 @@ class Block:
             self.last_line = frame.lineno
         return taken
 
+    def take_wrap(self, frame: Frame, body: str) -> None:
+        """Take a line that is the rest of the line before it (a hard wrap): parsed as one
+        logical line, kept as its own physical line so every line is still in one event."""
+        self.joins.add(len(self.frames))
+        self.cut_frame = False
+        self.frames.append(frame)
+        self.bodies.append(body)
+        self.last_line = frame.lineno
+        if self.kind == "traceback" and FRAME.match(self.logical_last()):
+            self.last_was_frame = True
+
+    def logical_last(self) -> str:
+        """The last logical line: the last physical one joined with the wraps before it."""
+        i = len(self.bodies) - 1
+        while i in self.joins:
+            i -= 1
+        return "".join(self.bodies[i:])
+
     def _offer(self, frame: Frame, body: str) -> bool:
+        if self.cut_frame:
+            if not self.pending and FRAME.match(self.logical_last() + body):
+                self.take_wrap(frame, body)  # `  File "/a/b/pipeline_par` + `allel/x.py", line 6`
+                return True
+            return False
         if not body.strip():
             if len(self.pending) < (HOLD_MAX if self.holding else 2):
                 self.pending.append((frame, body))
@@ -219,6 +247,9 @@ class Block:
             return False
         if self.pending and self.state != "chain":
             return False  # a blank line ended the block
+        if not is_frame and self.state == "frames" and CUT_FRAME.match(body):
+            self.cut_frame = True  # a frame cut inside its path: its rest may follow
+            return True
         if is_frame or REPEATED.match(body) or MARKER.match(body) or GROUP_MARGIN.match(body):
             if self.state == "message" and is_frame and self.kind != "logging_error":
                 return False
@@ -255,7 +286,11 @@ class Block:
     def close(self) -> tuple[Event, list[Frame]]:
         """The block as one event, and the trailing blank lines it did not keep."""
         leftover = [f for f, _ in self.pending]
-        fields = _block_fields(self.kind, self.bodies, self.frames)
+        if self.joins:
+            logical, physical = _join_wraps(self.bodies, self.joins)
+            fields = _physical_indices(_block_fields(self.kind, logical, self.frames), physical)
+        else:
+            fields = _block_fields(self.kind, self.bodies, self.frames)
         first = self.frames[0]
         ev = _event_from_frame(first, self.kind, self.bodies[0])
         ev.line_end = self.frames[-1].lineno
@@ -286,6 +321,43 @@ class Block:
         else:
             ev.message = self.bodies[0].strip()
         return ev, leftover
+
+
+def _inner_wrappers_missing(block: tuple[str, ...], line: tuple[str, ...]) -> bool:
+    """The line carries the block's outer wrappers but not all of its inner ones (wrappers
+    only: a record head a writer repeats, vLLM's, is not a wrapper and proves nothing)."""
+    return len(block) > len(line) and block[:len(line)] == line
+
+
+def _join_wraps(bodies: list[str], joins: set[int]) -> tuple[list[str], list[int]]:
+    """The block's logical lines (each hard-wrapped line joined to the one it goes on), and
+    the physical index where each logical line starts."""
+    logical: list[str] = []
+    physical: list[int] = []
+    for i, body in enumerate(bodies):
+        if i in joins and logical:
+            logical[-1] += body
+        else:
+            logical.append(body)
+            physical.append(i)
+    return logical, physical
+
+
+def _physical_indices(fields: Any, physical: list[int]) -> Any:
+    """Line indices in parsed block fields (`index`, `*_index`) taken back from logical to
+    physical lines, so they point into the block's frames as everywhere else."""
+    if isinstance(fields, list):
+        return [_physical_indices(v, physical) for v in fields]
+    if not isinstance(fields, dict):
+        return fields
+    out: dict[str, Any] = {}
+    for key, value in fields.items():
+        if (key == "index" or key.endswith("_index")) and isinstance(value, int) \
+                and 0 <= value < len(physical):
+            out[key] = physical[value]
+        else:
+            out[key] = _physical_indices(value, physical)
+    return out
 
 
 def _starts_block(body: str) -> str | None:
@@ -478,6 +550,12 @@ class Assembler:
             key = self._tagged_first_line(frame.lineno) or key
         if key is None:
             key = self._headed_traceback_line(frame, body)
+        wrapped = self._wrapped_line(frame, body, key)
+        if wrapped is not None:
+            wrapped.take_wrap(frame, body)
+            self._close_stale(frame.lineno)
+            yield from self._release()
+            return
         if key is not None and key in self.open:
             if self.open[key].offer(frame, body):
                 self._close_stale(frame.lineno)
@@ -531,6 +609,24 @@ class Assembler:
                 block.last_was_frame is False and EXC_NAME.match(stripped)):
             return key
         return None
+
+    def _wrapped_line(self, frame: Frame, body: str, key: tuple[str, ...] | None
+                      ) -> Block | None:
+        """A hard wrap under a line wrapper: `srun -l` or pdsh label every physical line
+        (`36: `), the program's own prefix (`[rank36]: `) stands only before its logical
+        lines. So a line right after an open traceback's last line that carries the outer
+        wrappers but not the inner ones, and starts nothing of its own, is the rest of that
+        line: `36: /schedules.py", line 637, in forward_backward_no_pipelining`."""
+        if key is None or not key or key in self.open or not self.open or not body.strip():
+            return None
+        if frame.head is not None and frame.head.fmt not in ("wrapper", "launcher"):
+            return None
+        if _starts_block(body) is not None:
+            return None
+        near = [b for b in self.open.values() if b.kind == "traceback"
+                and b.last_line == frame.lineno - 1 and not b.pending
+                and _inner_wrappers_missing(identity(b.frames[-1]), key)]
+        return near[0] if len(near) == 1 else None
 
     def _close_stale(self, lineno: int) -> None:
         """Close the blocks that took no line for STALE_LINES lines."""
