@@ -10,16 +10,15 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from analyzer import knowledge as signatures
 from analyzer.analysis.engine import Analyzer
 from analyzer.analysis.findings import Finding
 from analyzer.analysis.remedies import concrete
+from analyzer.knowledge import load as load_knowledge
 from analyzer.model import Event, SourceLine
 from analyzer.parse import prefixes
 from analyzer.parse.blocks import Assembler, record_event
 from analyzer.parse.framing import Framer
-from analyzer.scan import prefilter as fastpath
-from analyzer.scan import producer
+from analyzer.scan import prefilter, producer
 from analyzer.sources.source import Source, open_sources
 
 SCHEMA = "loglens.explain/1"
@@ -131,8 +130,8 @@ def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None
         remote = producer.take(sources[0], rules) or producer.RemoteBatches(sources[0], rules)
     try:
         inputs = _with_years(sources, year)
-        knowledge = signatures.load(rules)
-        if fastpath.patterns(knowledge) is None:
+        knowledge = load_knowledge(rules)
+        if prefilter.patterns(knowledge) is None:
             fast = False
     except BaseException:
         if remote is not None:
@@ -149,9 +148,9 @@ def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None
             if remote is None and producer.wanted(inp.source):
                 remote = producer.RemoteBatches(inp.source, rules)
             if remote is not None:
-                batches: Iterable[fastpath.Batch] = remote
+                batches: Iterable[prefilter.Batch] = remote
             else:
-                batches = fastpath.classified(inp.source.series_batches(), knowledge)
+                batches = prefilter.classified(inp.source.series_batches(), knowledge)
             remote = None
             _analyze_fast(inp, analyzer, batches)
         else:
@@ -165,8 +164,8 @@ def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None
             producer.release(inp.source)
 
 
-def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[fastpath.Batch]) -> None:
-    """Full framing and analysis only for the lines that can matter (see fastpath.py)."""
+def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[prefilter.Batch]) -> None:
+    """Full framing and analysis only for the lines that can matter (see prefilter.py)."""
     framer = Framer(inp.year, inp.prefixes)
     asm = Assembler()
     name = inp.source.name
@@ -218,7 +217,7 @@ def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[fastpath.Bat
         scanner.prime({batch.texts[i]: lits for i, lits in batch.literals.items()})
         analyzer.phases.note_alive(batch.first + i for i in batch.alive
                                    if alive_line(batch.text(i)))
-        fastpath.walk(batch, name, lambda: bool(asm.open), feed, skip, feed_edge,
+        prefilter.walk(batch, name, lambda: bool(asm.open), feed, skip, feed_edge,
                       lambda text: not framer.body(text).strip(),
                       lambda line: analyzer.note_writer(name, line.lineno, line.text))
     scanner.prime({})

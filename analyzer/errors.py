@@ -6,9 +6,22 @@ else should reach the user as a traceback.
 
 from __future__ import annotations
 
-EXIT_OK = 0
-EXIT_FAIL_ON = 1  # `--fail-on` matched the verdict
-EXIT_BAD_INPUT = 2  # unusable input or arguments
+from enum import IntEnum
+
+
+class ExitCode(IntEnum):
+    """Every exit code loglens documents, in one place (README "Exit codes")."""
+
+    OK = 0  # explain/report: done; watch: the server became ready
+    FAILED = 1  # explain: `--fail-on` matched the verdict; watch: the server failed
+    BAD_INPUT = 2  # unusable input, arguments or --rules
+    STALLED = 3  # watch: no progress for the stall threshold, or --timeout elapsed
+    INTERNAL = 70  # EX_SOFTWARE: a bug in loglens (reported, never a bare traceback)
+
+
+EXIT_OK = ExitCode.OK
+EXIT_FAIL_ON = ExitCode.FAILED
+EXIT_BAD_INPUT = ExitCode.BAD_INPUT
 
 
 class LoglensError(Exception):

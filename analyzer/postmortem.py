@@ -26,8 +26,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer import api
-from analyzer import knowledge as signatures
 from analyzer.analysis.phases import PhaseTracker
+from analyzer.knowledge import Knowledge
+from analyzer.knowledge import load as load_knowledge
 from analyzer.model import Event
 from analyzer.report import FormatType, render
 from analyzer.report.markdown import code, code_block, inline
@@ -250,7 +251,7 @@ class _Range:
 class Collector:
     """One pass over the events: phases with line numbers, metrics, memory, environment."""
 
-    def __init__(self, knowledge: signatures.Knowledge, wanted_lines: set[int],
+    def __init__(self, knowledge: Knowledge, wanted_lines: set[int],
                  redactor: Redactor | None) -> None:
         self.tracker = PhaseTracker(knowledge)
         self.redactor = redactor
@@ -508,7 +509,7 @@ def build(paths: Sequence[str], *, redact: bool = True, rules: Sequence[str] = (
     """Analyse `paths` and collect everything a post-mortem shows; redacted by default."""
     with _spooled(paths) as (real, tmp):
         report = api.explain(real, rules=rules, year=year)
-        knowledge = signatures.load(list(rules))
+        knowledge = load_knowledge(list(rules))
         root = report.get("root_cause") or {}
         wanted = {s["line"] for s in report.get("symptoms", [])[:200]
                   if isinstance(s.get("line"), int)}

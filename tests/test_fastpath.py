@@ -14,13 +14,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from analyzer import api
-from analyzer import knowledge as signatures
+from analyzer import api, knowledge
 from analyzer.errors import InputError
 from analyzer.knowledge import Signature
 from analyzer.knowledge.index import LiteralIndex, required_literals
-from analyzer.scan import prefilter as fastpath
-from analyzer.scan import producer
+from analyzer.scan import prefilter, producer
 from tests.conftest import corpus_logs
 
 CASES = corpus_logs()
@@ -162,7 +160,7 @@ def _naive(index: LiteralIndex[Signature], text: str) -> list[Signature]:
 @settings(max_examples=300, deadline=None)
 @given(st.data())
 def test_literal_index_finds_what_substring_tests_find(data: st.DataObject) -> None:
-    index = signatures.load().sig_index
+    index = knowledge.load().sig_index
     lits = [lit for lit, _ in index.pairs]
     parts = data.draw(st.lists(st.one_of(st.sampled_from(lits).map(lambda s: s[1:]),
                                          st.sampled_from(lits), st.text(max_size=5)), max_size=6))
@@ -171,7 +169,7 @@ def test_literal_index_finds_what_substring_tests_find(data: st.DataObject) -> N
 
 
 def test_literal_index_on_corpus_lines() -> None:
-    index = signatures.load().sig_index
+    index = knowledge.load().sig_index
     for log in CASES[:20]:
         for line in log.read_text(encoding="utf-8", errors="replace").splitlines():
             assert index.candidates(line) == _naive(index, line)
@@ -183,7 +181,7 @@ def test_a_reader_error_reaches_the_caller(tmp_path: Path) -> None:
         yield 1, pl.Series(["ok"])
         raise InputError("boom")
 
-    got = fastpath.classified(batches(), signatures.load())
+    got = prefilter.classified(batches(), knowledge.load())
     assert next(got).first == 1
     with pytest.raises(InputError, match="boom"):
         next(got)
@@ -202,4 +200,4 @@ def test_a_rule_without_a_literal_still_gets_every_line(tmp_path: Path) -> None:
 
 
 def test_minimal_literals_select_the_same_lines() -> None:
-    assert fastpath._minimal({"ab", "abc", "b", "cd", "xcdx"}) == {"b", "cd"}
+    assert prefilter._minimal({"ab", "abc", "b", "cd", "xcdx"}) == {"b", "cd"}

@@ -59,14 +59,14 @@ def observed(frame: Frame) -> dict[str, Any]:
 
 def test_case_file_covers_every_wrapper_and_head() -> None:
     """At least one case per wrapper kind and per head format the framer knows."""
-    from analyzer.parse import grammars as grammar
+    from analyzer.parse import grammars
 
     frames = [frame_lines([*c.get("before", []), c["line"]], c.get("year", DEFAULT_YEAR))[-1]
               for c in CASES]
     wrappers = {p.kind for f in frames for p in f.prefixes}
     heads = {f.head.fmt for f in frames if f.head is not None}
-    assert set(grammar.WRAPPER_RULES) <= wrappers
-    assert set(grammar.HEAD_RULES) <= heads
+    assert set(grammars.WRAPPER_RULES) <= wrappers
+    assert set(grammars.HEAD_RULES) <= heads
     assert {"nccl", "deepspeed", "torch_legacy", "launcher", "wrapper"} <= heads
     assert len({c["name"] for c in CASES}) == len(CASES), "case names must be unique"
 

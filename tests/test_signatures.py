@@ -8,20 +8,19 @@ from pathlib import Path
 
 import pytest
 
-from analyzer import api
-from analyzer import knowledge as signatures
+from analyzer import api, knowledge
 from analyzer.errors import RulesError
 from analyzer.model import SourceLine
 from analyzer.parse.framing import Framer
 
 ROOT = Path(__file__).resolve().parent.parent
-KNOWLEDGE = signatures.load()
+KNOWLEDGE = knowledge.load()
 LOGS = {p.stem: p for p in (ROOT / "corpus").rglob("*.log")}
 
 
 @pytest.mark.parametrize("sig", [s for s in KNOWLEDGE.signatures if s.case],
                          ids=[s.id for s in KNOWLEDGE.signatures if s.case])
-def test_signature_matches_its_case(sig: signatures.Signature) -> None:
+def test_signature_matches_its_case(sig: knowledge.Signature) -> None:
     """A signature that cites a corpus case must recognise a line of that case."""
     assert sig.case in LOGS, f"{sig.id}: case {sig.case} is not in corpus/"
     text = LOGS[sig.case].read_text(encoding="utf-8", errors="replace")
@@ -59,7 +58,7 @@ def test_bad_rules_file_is_a_clear_error(tmp_path: Path) -> None:
     (tmp_path / "bad.toml").write_text('[[signature]]\nid = "x"\nkind = "failure"\n'
                                        'pattern = "("\ncategory = "other"\n', encoding="utf-8")
     with pytest.raises(RulesError, match="bad pattern"):
-        signatures.load([str(tmp_path)])
+        knowledge.load([str(tmp_path)])
 
 
 ADVERSARIAL = [
@@ -88,7 +87,7 @@ def test_no_catastrophic_backtracking(text: str) -> None:
 
 @pytest.mark.parametrize("sig", [s for s in KNOWLEDGE.signatures if s.not_examples],
                          ids=[s.id for s in KNOWLEDGE.signatures if s.not_examples])
-def test_signature_rejects_its_look_alikes(sig: signatures.Signature) -> None:
+def test_signature_rejects_its_look_alikes(sig: knowledge.Signature) -> None:
     """Real lines an entry must not take for its own (interleaved or glued look-alikes)."""
     for line in sig.not_examples:
         assert sig.id not in [s.id for s, _ in KNOWLEDGE.match(line)], line
@@ -96,7 +95,7 @@ def test_signature_rejects_its_look_alikes(sig: signatures.Signature) -> None:
 
 @pytest.mark.parametrize("marker", [m for m in KNOWLEDGE.markers if m.examples],
                          ids=[m.id for m in KNOWLEDGE.markers if m.examples])
-def test_marker_matches_its_examples(marker: signatures.Marker) -> None:
+def test_marker_matches_its_examples(marker: knowledge.Marker) -> None:
     """Each real example line a phase marker carries is recognised by it."""
     for line in marker.examples:
         hits = [m.id for m, _ in KNOWLEDGE.markers_for(line)]
@@ -105,7 +104,7 @@ def test_marker_matches_its_examples(marker: signatures.Marker) -> None:
 
 @pytest.mark.parametrize("sig", [s for s in KNOWLEDGE.signatures if s.examples],
                          ids=[s.id for s in KNOWLEDGE.signatures if s.examples])
-def test_signature_matches_its_examples(sig: signatures.Signature) -> None:
+def test_signature_matches_its_examples(sig: knowledge.Signature) -> None:
     """Each real example line an entry carries is recognised by it (and by no benign entry
     that would hide it)."""
     for line in sig.examples:

@@ -24,15 +24,11 @@ import pytest
 
 from analyzer.model import SourceLine
 from analyzer.sources.follow import Follower, Notice
-from analyzer.watch.loop import (
-    History,
-    ProcessWatch,
-    Watch,
-    WatchOptions,
-    live_table,
-    make_output,
-    progress_from_text,
-)
+from analyzer.watch.history import History
+from analyzer.watch.loop import Watch, WatchOptions
+from analyzer.watch.output import live_table, make_output
+from analyzer.watch.probes import ProcessWatch
+from analyzer.watch.progress import progress_from_text
 from tests.conftest import CORPUS, ROOT
 from tests.replay import Replay
 

@@ -17,13 +17,13 @@ from typing import Annotated, Any
 import typer
 
 from analyzer import api
-from analyzer import knowledge as signatures
 from analyzer.cli.report import register as register_report
 from analyzer.cli.watch import register as register_watch
-from analyzer.errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, LoglensError, UsageError
+from analyzer.errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, ExitCode, LoglensError, UsageError
+from analyzer.knowledge import load as load_knowledge
 from analyzer.report import FormatType, render
 
-EXIT_INTERNAL = 70  # EX_SOFTWARE: a bug in loglens (3 is watch's "stalled")
+EXIT_INTERNAL = ExitCode.INTERNAL
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
     help="Log forensics for LLM serving and distributed GPU jobs (SGLang, vLLM, NCCL, PyTorch).",
@@ -178,7 +178,7 @@ def list_rules(
     kind: Annotated[str | None, typer.Option(help="failure, symptom, benign or marker")] = None,
 ) -> None:
     """List the signatures and phase markers loglens knows, with their meaning."""
-    k = signatures.load([str(r) for r in rules or []])
+    k = load_knowledge([str(r) for r in rules or []])
     if kind in (None, "failure", "symptom", "benign"):
         for s in k.signatures:
             if kind and s.kind != kind:

@@ -57,11 +57,8 @@ def register(app: typer.Typer) -> None:
             raise UsageError(f"{file} is a directory; watch follows one log file")
         if health_url is not None and not health_url.startswith(("http://", "https://")):
             raise UsageError("--health-url must start with http:// or https://")
-        from analyzer.watch.loop import (  # only when watching
-            WatchOptions,
-            default_history_dir,
-            watch,
-        )
+        from analyzer.watch.history import default_history_dir  # only when watching
+        from analyzer.watch.loop import WatchOptions, watch
 
         opts = WatchOptions(path=file, pid=pid, health_url=health_url, timeout=timeout,
                             stall=stall, history_dir=history or default_history_dir(),

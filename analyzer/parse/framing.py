@@ -14,7 +14,7 @@ from functools import cache
 from typing import Any
 
 from analyzer.model import Frame, Head, Prefix, SourceLine
-from analyzer.parse import grammars as grammar
+from analyzer.parse import grammars
 from analyzer.parse.timestamps import MONTHS, YearResolver, iso
 
 ANSI = re.compile(r"\x1b(?:\[[0-9;?]*[ -/]*[@-~]|\][^\x07\x1b]*(?:\x07|\x1b\\)|[@-Z\\-_])")
@@ -62,12 +62,12 @@ def level_word(word: str) -> str | None:
 
 @cache
 def _first_wrapper() -> Callable[[str], int]:
-    return grammar.first_candidate(grammar.wrapper_parsers())
+    return grammars.first_candidate(grammars.wrapper_parsers())
 
 
 @cache
 def _first_head() -> Callable[[str], int]:
-    return grammar.first_candidate(grammar.head_parsers())
+    return grammars.first_candidate(grammars.head_parsers())
 
 
 class Framer:
@@ -151,7 +151,7 @@ class Framer:
     def _peel(self, text: str) -> tuple[list[Prefix], str]:
         prefixes: list[Prefix] = []
         pos = 0
-        parsers = grammar.wrapper_parsers()
+        parsers = grammars.wrapper_parsers()
         first = _first_wrapper()
         inferred = 0
         for _ in range(8):
@@ -231,7 +231,7 @@ class Framer:
     # -- heads ----------------------------------------------------------------------------
     def _head(self, body: str, prefixes: list[Prefix]) -> tuple[Head, int] | None:
         wrapper_ts = self._wrapper_timestamp(prefixes)
-        parsers = grammar.head_parsers()
+        parsers = grammars.head_parsers()
         for parser in parsers[_first_head()(body):]:
             hit = parser.match(body)
             if hit is None:
@@ -256,7 +256,7 @@ class Framer:
     def _message_head(self, head: Head, body: str, end: int) -> int:
         """After `[date time]`, the message may open with another program's head."""
         rest = body[end:]
-        for parser in grammar.message_head_parsers():
+        for parser in grammars.message_head_parsers():
             hit = parser.match(rest)
             if hit is None:
                 continue

@@ -28,9 +28,9 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from analyzer import knowledge as signatures
 from analyzer.cache import cache_dir
-from analyzer.knowledge import NAMED_GROUP, Knowledge
+from analyzer.knowledge import NAMED_GROUP, Knowledge, Marker, knowledge_files
+from analyzer.knowledge import load as load_knowledge
 from analyzer.knowledge.index import required_literals
 from analyzer.model import SourceLine
 from analyzer.sources.prefetch import prefetched
@@ -132,7 +132,7 @@ def _exact(regexes: list[str | None]) -> str | None:
     return "|".join(r for r in regexes if r)
 
 
-def _high_volume(m: signatures.Marker) -> bool:
+def _high_volume(m: Marker) -> bool:
     """Whether a marker's lines come by the thousand (serving, training steps, NCCL INFO):
     only those are sampled. A sample keeps a batch's first and last such line, so a marker
     of another phase between them (an `NCCL version` line between two weight-load bars)
@@ -182,9 +182,9 @@ def _patterns(knowledge: Knowledge) -> Patterns | None:
 
 
 def cached_patterns(rules: Sequence[str] = ()) -> Patterns | None:
-    """`patterns(signatures.load(rules))`, read from the cache directory while the knowledge
+    """`patterns(load_knowledge(rules))`, read from the cache directory while the knowledge
     files are unchanged: a producer process then starts without compiling ~300 regexes."""
-    files = signatures.knowledge_files(rules)
+    files = knowledge_files(rules)
     digest = hashlib.sha256(repr((CACHE_FORMAT, ALWAYS, WORDS, SAMPLED_EDGES, SUMMED_EDGES,
                                   [str(f) for f in files])).encode())
     for f in (*files, Path(__file__), Path(__file__).parents[1] / "knowledge" / "index.py"):
@@ -200,7 +200,7 @@ def cached_patterns(rules: Sequence[str] = ()) -> Patterns | None:
                                "literals": tuple(data["literals"])})
         except (OSError, ValueError, TypeError, KeyError):
             pass
-    pats = patterns(signatures.load(rules))
+    pats = patterns(load_knowledge(rules))
     if path is not None:
         data = None if pats is None else {**asdict(pats),
                                           "strong_literals": sorted(pats.strong_literals),

@@ -3,10 +3,10 @@
 The analysis of the selected lines is Python and holds the GIL; reading, splitting and
 classifying lines is polars and needs a core of its own. In threads of one process the two
 still contend (the analysis waited for the GIL a third of the time on a 1 GB log), so for a
-large file a child process (`python -m analyzer.scan.producer`) runs `fastpath.classified` and sends
-each batch's selection — a few hundred lines out of ~60,000 — over a socket. The lines nobody
-selected stay in the child; when a block (a traceback) needs them, the parent asks for a
-window. The child starts while the parent loads its knowledge, so start-up overlaps too.
+large file a child process (`python -m analyzer.scan.producer`) runs `prefilter.classified`
+and sends each batch's selection — a few hundred lines out of ~60,000 — over a socket. The
+lines nobody selected stay in the child; when a block (a traceback) needs them, the parent
+asks for a window. The child starts while the parent loads its knowledge, so start-up overlaps too.
 
 Used only for regular files of at least SPLIT_BYTES (small logs are done before a process has
 started) and where `LOGLENS_PRODUCER` is not "0". Answers are the same either way
@@ -220,7 +220,7 @@ def main(argv: Sequence[str]) -> int:
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # Ctrl-C is the parent's to handle
     path, name, rules, data_fd, ctl_fd = argv
     data, ctl = Connection(int(data_fd)), Connection(int(ctl_fd))
-    from analyzer.scan import prefilter as fastpath  # after the sockets: imports take the longest
+    from analyzer.scan import prefilter  # after the sockets: imports take the longest
 
     kept: dict[int, Any] = {}
     slots = threading.Semaphore(AHEAD)
@@ -230,12 +230,12 @@ def main(argv: Sequence[str]) -> int:
         batches = source.series_batches()
         with ThreadPoolExecutor(1) as early:  # the first batch is read while knowledge loads
             head = early.submit(next, batches, None)
-            pats = fastpath.cached_patterns(json.loads(rules))
+            pats = prefilter.cached_patterns(json.loads(rules))
             first = head.result()
         if pats is None:
             raise RuntimeError("this knowledge cannot be prefiltered")
         todo = chain([first] if first is not None else [], batches)
-        for bid, batch in enumerate(fastpath.classified(todo, pats)):
+        for bid, batch in enumerate(prefilter.classified(todo, pats)):
             slots.acquire()
             kept[bid] = batch.lines
             data.send(("batch", bid, batch.first, batch.size, batch.full, batch.alive,

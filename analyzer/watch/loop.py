@@ -24,18 +24,9 @@ from __future__ import annotations
 
 import contextlib
 import copy
-import hashlib
-import json
 import math
 import os
-import re
-import statistics
-import sys
-import threading
 import time
-import urllib.error
-import urllib.parse
-import urllib.request
 from collections import deque
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
@@ -43,34 +34,34 @@ from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any, TextIO
 
-from analyzer import knowledge as signatures
 from analyzer.analysis.engine import Analyzer
 from analyzer.analysis.phases import Key
 from analyzer.api import Input, build_report
+from analyzer.errors import ExitCode
 from analyzer.knowledge import PHASE_ORDER, Knowledge
+from analyzer.knowledge import load as load_knowledge
 from analyzer.model import Event, Frame, SourceLine
 from analyzer.parse import prefixes
 from analyzer.parse.blocks import Assembler, line_event
-from analyzer.parse.framing import Framer, strip_ansi
-from analyzer.report import FormatType, human_duration, line_text, render
+from analyzer.parse.framing import Framer
+from analyzer.report import human_duration
 from analyzer.sources.follow import Follower, Notice
 from analyzer.sources.source import Source
+from analyzer.watch.history import History
+from analyzer.watch.output import MAX_ROWS, JsonOutput, Output, make_output, show
+from analyzer.watch.probes import HealthProbe, ProcessWatch
+from analyzer.watch.progress import Progress, progress_from_fields, progress_from_text
 
-EXIT_READY, EXIT_FAILED, EXIT_STALLED = 0, 1, 3
+EXIT_READY, EXIT_FAILED, EXIT_STALLED = ExitCode.OK, ExitCode.FAILED, ExitCode.STALLED
 
 POLL = 0.1  # seconds between polls of the file
 QUIET_PEEK = 0.3  # analyse open blocks provisionally after this long without output
 SETTLE = 2.0  # after a fatal line, wait at most this long for a better root cause
 SETTLE_QUIET = 1.0  # ... or until the log has been quiet this long
-HEALTH_INTERVAL = 0.5
-HEALTH_TIMEOUT = 2.0
 SGLANG_WARMUP_GRACE = 60.0  # SGLang's HTTP app is up before its warmup request; wait for it
-CPU_SAMPLE = 1.0
 LAST_LINES = 10
 RING_LINES = 5000  # recent lines kept for the report's excerpts (robust to rotation)
 LEARN_LINES = 40  # lines read before the input's own prefixes are inferred
-HISTORY_RUNS = 20
-MAX_ROWS = 16  # rank rows in the live table
 
 # Default stall thresholds (seconds without any output) per phase. Generous: a 1T-parameter
 # checkpoint on network storage or a cold torch.compile can be silent for many minutes, and a
@@ -81,39 +72,10 @@ ADAPTIVE_STALL: dict[str | None, float] = {
     "serving": 300.0, "shutdown": 120.0,
 }
 STRONG_READY = {"sglang": "sglang.ready"}  # systems whose generic HTTP-ready comes before warmup
-DURATION = re.compile(r"^(?:(\d+):)?(\d+):(\d+)$")
-BAR_DETAIL = re.compile(r"\s*\([^)]*\)")  # "Capturing batches (bs=384 avail_mem=12.71 GB)"
 JOB_PHASES = tuple(p for p in PHASE_ORDER if p not in ("ready", "serving"))
 
 
 # --------------------------------------------------------------------------- small helpers
-def _tqdm_seconds(text: str | None) -> float | None:
-    """tqdm's `MM:SS` / `H:MM:SS`; None for `?` or `??:??`."""
-    if not text:
-        return None
-    m = DURATION.match(text.strip())
-    if not m:
-        return None
-    h, mi, s = int(m.group(1) or 0), int(m.group(2)), int(m.group(3))
-    return float(h * 3600 + mi * 60 + s)
-
-
-def _tqdm_rate(text: str | None) -> float | None:
-    """Items per second from `4.90s/it` or `2.77it/s`; None when tqdm does not know yet."""
-    if not text:
-        return None
-    m = re.match(r"\s*([\d.]+)\s*(s/it|it/s)", text)
-    if not m:
-        return None
-    try:
-        value = float(m.group(1))
-    except ValueError:
-        return None
-    if value <= 0:
-        return None
-    return value if m.group(2) == "it/s" else 1.0 / value
-
-
 def _parse_ts(ts: str | None) -> datetime | None:
     if not ts or ts.startswith("-"):
         return None
@@ -121,17 +83,6 @@ def _parse_ts(ts: str | None) -> datetime | None:
         return datetime.fromisoformat(ts)
     except ValueError:
         return None
-
-
-def _show(text: str, limit: int = 160) -> str:
-    """Log text made safe for any output: no ANSI, no control characters, bounded length.
-
-    A tqdm line redrawn with `\r` shows only its newest state, as a terminal would."""
-    text = strip_ansi(text)
-    if "\r" in text:
-        states = [s for s in text.split("\r") if s.strip()]
-        text = states[-1] if states else ""
-    return line_text(text, limit)
 
 
 def _label(key: Key) -> str:
@@ -145,293 +96,6 @@ def _label(key: Key) -> str:
 
 def _phase_order(phase: str | None) -> int:
     return PHASE_ORDER.index(phase) if phase in PHASE_ORDER else -1
-
-
-def default_history_dir() -> Path:
-    """`$XDG_CACHE_HOME/loglens/history`, else `~/.cache/loglens/history`."""
-    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "loglens" / "history"
-
-
-# --------------------------------------------------------------------------- progress
-@dataclass
-class Progress:
-    """One progress bar (checkpoint shards, CUDA graph batches) as last seen."""
-
-    desc: str
-    n: int
-    total: int
-    seen: float  # monotonic time of the update
-    rate: float | None = None  # items per second (tqdm's own, which is in log time)
-    remaining: float | None = None  # seconds left at `seen`
-    key: Key | None = None
-    phase: str | None = None
-
-    @property
-    def percent(self) -> int:
-        return int(100 * self.n / self.total) if self.total else 0
-
-    def eta(self, now: float) -> float | None:
-        """Seconds left now: tqdm's estimate at the update, minus the time since."""
-        if self.n >= self.total:
-            return 0.0
-        left = self.remaining
-        if left is None and self.rate:
-            left = (self.total - self.n) / self.rate
-        return None if left is None else max(left - (now - self.seen), 0.0)
-
-    def rate_text(self) -> str:
-        if not self.rate:
-            return "—"
-        return f"{self.rate:.2f} it/s" if self.rate >= 1 else f"{1 / self.rate:.2f} s/it"
-
-    def as_record(self, now: float) -> dict[str, Any]:
-        eta = self.eta(now)
-        return {"desc": self.desc, "n": self.n, "total": self.total, "percent": self.percent,
-                "items_per_second": self.rate,
-                "eta_seconds": None if eta is None else round(eta, 1), "phase": self.phase}
-
-    def text(self, now: float) -> str:
-        eta = self.eta(now)
-        parts = [f"{self.desc or 'progress'} {self.n}/{self.total} ({self.percent}%)"]
-        if self.rate:
-            parts.append(self.rate_text())
-        if eta is not None and self.n < self.total:
-            parts.append(f"ETA {human_duration(eta)}")
-        return " · ".join(parts)
-
-
-def _count(value: Any) -> int:
-    """A tqdm count the parser left as int (or, defensively, as text)."""
-    if isinstance(value, int):
-        return value
-    try:
-        return int(float(str(value)))
-    except ValueError:
-        return 0
-
-
-def progress_from_fields(fields: dict[str, Any], seen: float) -> Progress:
-    """A Progress from the fields `blocks.line_event` parsed out of a tqdm line."""
-    elapsed = _tqdm_seconds(fields.get("elapsed"))
-    n, total = _count(fields.get("n", 0)), _count(fields.get("total", 0))
-    rate = _tqdm_rate(fields.get("rate"))
-    if rate is None and elapsed and n:
-        rate = n / elapsed
-    remaining = _tqdm_seconds(fields.get("remaining"))
-    desc = BAR_DETAIL.sub("", str(fields.get("desc") or "")).rstrip(":").strip()
-    return Progress(desc=desc, n=n, total=total, seen=seen, rate=rate, remaining=remaining)
-
-
-def progress_from_text(text: str, seen: float) -> Progress | None:
-    """The newest progress state in an unterminated line (a tqdm bar still being redrawn).
-
-    Parsed by the same framing + event code as complete lines (a throwaway framer, so the
-    real one's state is untouched)."""
-    ev = line_event(Framer().frame(SourceLine(0, text, "-")))
-    if ev.kind != "progress" or "n" not in ev.fields:
-        return None
-    return progress_from_fields(ev.fields, seen)
-
-
-# --------------------------------------------------------------------------- history
-class History:
-    """Phase durations of earlier starts, per model + TP size, as small JSON files.
-
-    So the next start can say "weight loading usually takes 5m13s here; 3m02s so far". A
-    corrupt or unreadable file is ignored (and replaced on the next write): history is a hint,
-    never a reason to fail.
-    """
-
-    def __init__(self, directory: Path) -> None:
-        self.directory = directory
-
-    def _path(self, key: str) -> Path:
-        slug = re.sub(r"[^\w.-]+", "_", key).strip("_")[-60:]
-        digest = hashlib.sha1(key.encode("utf-8")).hexdigest()[:12]
-        return self.directory / f"{slug}-{digest}.json"
-
-    def runs(self, key: str) -> list[dict[str, Any]]:
-        try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return []
-        runs = data.get("runs") if isinstance(data, dict) else None
-        return [r for r in runs if isinstance(r, dict)] if isinstance(runs, list) else []
-
-    def typical(self, key: str) -> dict[str, float]:
-        """Median duration per phase over the remembered runs."""
-        seen: dict[str, list[float]] = {}
-        for run in self.runs(key):
-            phases = run.get("phases")
-            if not isinstance(phases, dict):
-                continue
-            for phase, secs in phases.items():
-                if isinstance(secs, int | float) and math.isfinite(secs) and secs >= 0:
-                    seen.setdefault(str(phase), []).append(float(secs))
-        return {p: statistics.median(v) for p, v in seen.items()}
-
-    def record(self, key: str, phases: dict[str, float], outcome: str) -> None:
-        """Append one run; failures to write are ignored (read-only home, full disk)."""
-        if not phases:
-            return
-        runs = self.runs(key)
-        runs.append({"finished": datetime.now().isoformat(timespec="seconds"),
-                     "outcome": outcome, "phases": {p: round(s, 1) for p, s in phases.items()}})
-        data = {"key": key, "runs": runs[-HISTORY_RUNS:]}
-        path = self._path(key)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            tmp = path.with_suffix(f".{os.getpid()}.tmp")
-            tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-            os.replace(tmp, path)
-        except OSError:
-            pass
-
-
-# --------------------------------------------------------------------------- process
-class ProcessWatch:
-    """Is the watched process (tree) alive, and is it using CPU? From /proc, polled."""
-
-    def __init__(self, pid: int) -> None:
-        self.pid = pid
-        self.samples: deque[tuple[float, float]] = deque(maxlen=30)  # (monotonic, cpu seconds)
-        self.last_sample = -math.inf
-        self._tick = float(os.sysconf("SC_CLK_TCK")) if hasattr(os, "sysconf") else 100.0
-
-    @staticmethod
-    def _stat(pid: int) -> list[str] | None:
-        try:
-            raw = Path(f"/proc/{pid}/stat").read_text(encoding="utf-8", errors="replace")
-        except OSError:
-            return None
-        return raw[raw.rfind(")") + 2:].split()
-
-    def alive(self) -> bool:
-        """Running (a zombie counts as exited: its parent just has not reaped it yet)."""
-        if Path("/proc/self/stat").exists():
-            fields = self._stat(self.pid)
-            return fields is not None and fields[0] not in ("Z", "X", "x")
-        try:
-            os.kill(self.pid, 0)
-        except ProcessLookupError:
-            return False
-        except PermissionError:
-            return True
-        return True
-
-    def _tree_cpu(self) -> float | None:
-        """utime+stime of the process and its descendants (servers work in child processes)."""
-        own = self._stat(self.pid)
-        if own is None:
-            return None
-        children: dict[int, list[int]] = {}
-        ticks: dict[int, float] = {}
-        try:
-            entries = [e for e in os.listdir("/proc") if e.isdigit()]
-        except OSError:
-            entries = []
-        for entry in entries:
-            st = self._stat(int(entry))
-            if st is None or len(st) < 13:
-                continue
-            pid = int(entry)
-            children.setdefault(int(st[1]), []).append(pid)
-            ticks[pid] = float(st[11]) + float(st[12])
-        total, todo, seen = 0.0, [self.pid], set()
-        while todo:
-            pid = todo.pop()
-            if pid in seen:
-                continue
-            seen.add(pid)
-            total += ticks.get(pid, 0.0)
-            todo.extend(children.get(pid, []))
-        if self.pid not in ticks:
-            total += float(own[11]) + float(own[12])
-        return total / self._tick
-
-    def sample(self, now: float) -> None:
-        if now - self.last_sample < CPU_SAMPLE:
-            return
-        self.last_sample = now
-        cpu = self._tree_cpu()
-        if cpu is not None:
-            self.samples.append((now, cpu))
-
-    def cpu_percent(self) -> float | None:
-        """CPU use of the tree over the last few samples (100 = one core)."""
-        if len(self.samples) < 2:
-            return None
-        (t0, c0), (t1, c1) = self.samples[max(0, len(self.samples) - 6)], self.samples[-1]
-        return None if t1 <= t0 else max(0.0, 100.0 * (c1 - c0) / (t1 - t0))
-
-    def record(self) -> dict[str, Any]:
-        cpu = self.cpu_percent()
-        return {"pid": self.pid, "alive": self.alive(),
-                "cpu_percent": None if cpu is None else round(cpu, 1)}
-
-    def text(self) -> str:
-        rec = self.record()
-        if not rec["alive"]:
-            return f"process {self.pid}: not running"
-        cpu = rec["cpu_percent"]
-        if cpu is None:
-            return f"process {self.pid}: alive (CPU use not measured yet)"
-        busy = "busy: working, or spinning in a wait" if cpu >= 5 else "idle: likely blocked"
-        return f"process {self.pid}: alive, {cpu:.0f}% CPU (process tree) — {busy}"
-
-
-# --------------------------------------------------------------------------- health
-class HealthProbe:
-    """Polls a health URL in a background thread so a slow endpoint never delays a verdict."""
-
-    def __init__(self, url: str) -> None:
-        self.url = url
-        self.status: int | None = None
-        self.error: str | None = None
-        self.checks = 0
-        self._stop = threading.Event()
-        self._thread: threading.Thread | None = None
-        host = urllib.parse.urlsplit(url).hostname or ""
-        handlers: list[urllib.request.BaseHandler] = []
-        if host in ("localhost", "127.0.0.1", "::1") or host.startswith("127."):
-            handlers.append(urllib.request.ProxyHandler({}))  # a local server: never via a proxy
-        self._opener = urllib.request.build_opener(*handlers)
-
-    def start(self) -> None:
-        if self._thread is None:
-            self._thread = threading.Thread(target=self._loop, name="loglens-health", daemon=True)
-            self._thread.start()
-
-    def stop(self) -> None:
-        self._stop.set()
-
-    def check(self) -> None:
-        """One bounded request."""
-        try:
-            with self._opener.open(self.url, timeout=HEALTH_TIMEOUT) as resp:
-                self.status, self.error = int(resp.status), None
-        except urllib.error.HTTPError as exc:
-            self.status, self.error = int(exc.code), None
-        except (urllib.error.URLError, OSError, ValueError) as exc:
-            reason = getattr(exc, "reason", exc)
-            self.status, self.error = None, str(reason)[:200]
-        self.checks += 1
-
-    def _loop(self) -> None:
-        while not self._stop.is_set():
-            self.check()
-            self._stop.wait(HEALTH_INTERVAL)
-
-    def record(self) -> dict[str, Any]:
-        return {"url": self.url, "status": self.status, "error": self.error}
-
-    def text(self) -> str:
-        if self.status is not None:
-            return f"{self.url} answered {self.status}"
-        if self.error:
-            return f"{self.url}: {self.error}"
-        return f"{self.url}: not checked yet"
 
 
 # --------------------------------------------------------------------------- pipeline parts
@@ -479,7 +143,7 @@ class RankRow:
         return {"rank": self.key[0], "process": self.key[1], "phase": self.phase,
                 "phase_seconds": None if self.phase_seconds is None
                 else round(self.phase_seconds, 1),
-                "last_line": self.last_line, "last_text": _show(self.last_text, 300),
+                "last_line": self.last_line, "last_text": show(self.last_text, 300),
                 "last_age_seconds": None if self.last_age is None else round(self.last_age, 1)}
 
 
@@ -536,7 +200,7 @@ class Watch:
     def __init__(self, opts: WatchOptions, out: Output) -> None:
         self.opts = opts
         self.out = out
-        self.knowledge: Knowledge = signatures.load(list(opts.rules))
+        self.knowledge: Knowledge = load_knowledge(list(opts.rules))
         self._memo_base: dict[int, Any] = {id(self.knowledge): self.knowledge}
         for sig in self.knowledge.signatures:
             self._memo_base[id(sig)] = sig
@@ -838,8 +502,8 @@ class Watch:
             benign = bool(w["benign"] and w["id"])
             tag = f"benign ({w['id']})" if benign else "not known to be harmful or fatal; check it"
             self.out.event({"event": "warning", "line": w["line"], "benign": benign,
-                            "signature": w["id"], "text": _show(w["text"], 400)},
-                           f"warning L{w['line']} {tag}: {_show(w['text'], 140)}")
+                            "signature": w["id"], "text": show(w["text"], 400)},
+                           f"warning L{w['line']} {tag}: {show(w['text'], 140)}")
 
     def _announce_config(self, view: Analyzer) -> None:
         if self.config_announced:
@@ -1014,7 +678,7 @@ class Watch:
             rep = self.report(view, result)
             changed = (root.line, root.text) != self.failure.root
             shown = {sym.get("line") for sym in self.failure.report.get("symptoms", [])}
-            later = [f"later in the cascade: L{sym.get('line')} {_show(str(sym.get('text')), 90)}"
+            later = [f"later in the cascade: L{sym.get('line')} {show(str(sym.get('text')), 90)}"
                      f" — {sym.get('reason')}" for sym in rep.get("symptoms", [])
                      if sym.get("line") not in shown][:10]
             self.failure = Failure(self.failure.first_seen, (root.line, root.text), rep)
@@ -1039,13 +703,13 @@ class Watch:
             text = hit.text if hit else ""
         durations = self.durations(view)
         rec: dict[str, Any] = {"event": "verdict", "verdict": "ready", "exit_code": EXIT_READY,
-                               "root_cause": None, "line": line, "text": _show(text, 300),
+                               "root_cause": None, "line": line, "text": show(text, 300),
                                "reason": why, "phases": {p: round(s, 1) for p, s
                                                          in durations.items()},
                                "elapsed_seconds": round(self.elapsed(), 2)}
         if self.health is not None:
             rec["health"] = self.health.record()
-        msg = f"READY: line {line}: {_show(text, 120)}" if text else f"READY ({why})"
+        msg = f"READY: line {line}: {show(text, 120)}" if text else f"READY ({why})"
         details = []
         if durations:
             details.append("phases: " + ", ".join(
@@ -1078,12 +742,12 @@ class Watch:
         phase = self.job_phase
         rec = {"event": "verdict", "verdict": "failed", "exit_code": EXIT_FAILED,
                "root_cause": None, "reason": f"process {pid} exited before ready",
-               "phase": phase, "last_lines": [{"line": ln.lineno, "text": _show(ln.text, 300)}
+               "phase": phase, "last_lines": [{"line": ln.lineno, "text": show(ln.text, 300)}
                                               for ln in last],
                "elapsed_seconds": round(self.elapsed(), 2)}
         details = ["no error line in the log: look for the OOM killer (dmesg), a SIGKILL from "
                    "a scheduler, or a crash in native code that printed nothing"]
-        details += ["last lines:"] + [f"  L{ln.lineno}  {_show(ln.text, 150)}" for ln in last]
+        details += ["last lines:"] + [f"  L{ln.lineno}  {show(ln.text, 150)}" for ln in last]
         return Verdict(EXIT_FAILED, rec, f"FAILED: process {pid} exited before the server was "
                        f"ready (phase: {phase or 'start-up'})", details)
 
@@ -1113,7 +777,7 @@ class Watch:
         for row in rows[:MAX_ROWS * 4]:
             age = f"{human_duration(row.last_age)} ago" if row.last_age is not None else ""
             details.append(f"  {row.label:<14} {row.phase or '—':<20} last L{row.last_line} "
-                           f"{age}: {_show(row.last_text, 110)}")
+                           f"{age}: {show(row.last_text, 110)}")
         if self.process is not None:
             rec["process"] = self.process.record()
             details.append(self.process.text())
@@ -1130,202 +794,6 @@ class Watch:
         key = self.config_key or f"file:{os.path.abspath(self.opts.path)}"
         durations = self.durations(self.view(time.monotonic()))
         self.history.record(key, durations, verdict.record.get("verdict", "?"))
-
-
-# --------------------------------------------------------------------------- outputs
-class Output:
-    """Where state changes go; subclasses decide how they look."""
-
-    def start(self, watch: Watch) -> None:
-        """Called once before the first poll."""
-
-    def event(self, record: dict[str, Any], text: str) -> None:
-        """A state change: a record (for --json) and its one-line text."""
-
-    def failure(self, report: dict[str, Any], *, update: bool) -> None:
-        """A root cause was found (or a better one replaced it)."""
-
-    def refresh(self, watch: Watch, now: float) -> None:
-        """Called every poll (the live display redraws; line outputs do nothing)."""
-
-    def verdict(self, verdict: Verdict) -> None:
-        """The end."""
-
-    def stop(self) -> None:
-        """Called once at the end."""
-
-
-class PlainOutput(Output):
-    """One plain line per state change: for CI logs, agents and pipes. No ANSI, no redraws."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.t0 = time.monotonic()
-
-    def _write(self, text: str) -> None:
-        try:
-            self.stream.write(text)
-            self.stream.flush()
-        except BrokenPipeError:
-            pass
-
-    def event(self, record: dict[str, Any], text: str) -> None:
-        self._write(f"[{time.monotonic() - self.t0:7.1f}s] {text}\n")
-
-    def failure(self, report: dict[str, Any], *, update: bool) -> None:
-        title = "better root cause found" if update else "fatal error found"
-        self.event({}, f"{title}: {report.get('headline')}")
-        self._write(render(report, FormatType.TEXT, color=False, width=100))
-
-    def verdict(self, verdict: Verdict) -> None:
-        self.event(verdict.record, verdict.text)
-        for line in verdict.details:
-            self._write(f"           {line}\n")
-
-
-class JsonOutput(Output):
-    """NDJSON: one object per state change, the verdict object last."""
-
-    def __init__(self, stream: TextIO) -> None:
-        self.stream = stream
-        self.t0 = time.monotonic()
-
-    def _emit(self, record: dict[str, Any]) -> None:
-        rec = {**record, "t": round(time.monotonic() - self.t0, 3)}
-        try:
-            self.stream.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
-            self.stream.flush()
-        except BrokenPipeError:
-            pass
-
-    def event(self, record: dict[str, Any], text: str) -> None:
-        if record:
-            self._emit(record)
-
-    def failure(self, report: dict[str, Any], *, update: bool) -> None:
-        self._emit({"event": "failure", "update": update, "headline": report.get("headline"),
-                    "root_cause": report.get("root_cause"), "report": report})
-
-    def verdict(self, verdict: Verdict) -> None:
-        self._emit(verdict.record)
-
-
-class LiveOutput(Output):
-    """A rich Live table on a terminal; events scroll above it."""
-
-    def __init__(self, stream: TextIO, *, color: bool = True) -> None:
-        from rich.console import Console
-
-        self.console = Console(file=stream, highlight=False, markup=False,
-                               no_color=not color)
-        self.color = color
-        self.live: Any = None
-        self.t0 = time.monotonic()
-        self.last_draw = -math.inf
-
-    def start(self, watch: Watch) -> None:
-        from rich.live import Live
-
-        self.live = Live(console=self.console, auto_refresh=False, transient=True,
-                         redirect_stdout=False, redirect_stderr=False)
-        self.live.start()
-
-    def event(self, record: dict[str, Any], text: str) -> None:
-        from rich.text import Text
-
-        style = "yellow" if record.get("event") == "warning" and not record.get("benign") else \
-            "dim" if record.get("event") in ("warning", "file", "progress") else ""
-        self.console.print(Text(f"[{time.monotonic() - self.t0:7.1f}s] {text}", style=style))
-
-    def failure(self, report: dict[str, Any], *, update: bool) -> None:
-        from rich.text import Text
-
-        text = render(report, FormatType.TEXT, color=self.color,
-                      width=max(min(self.console.width, 160), 60))
-        title = "better root cause found" if update else "fatal error found"
-        self.console.print(Text(title, style="bold red"))
-        self.console.print(Text.from_ansi(text))
-
-    def refresh(self, watch: Watch, now: float) -> None:
-        if self.live is None or now - self.last_draw < 0.25:
-            return
-        self.last_draw = now
-        self.live.update(live_table(watch, now), refresh=True)
-
-    def verdict(self, verdict: Verdict) -> None:
-        from rich.text import Text
-
-        self.stop()  # the final state is in the verdict; a live region would redraw below it
-        style = {EXIT_READY: "bold green", EXIT_FAILED: "bold red"}.get(verdict.code,
-                                                                         "bold yellow")
-        self.console.print(Text(verdict.text, style=style))
-        for line in verdict.details:
-            self.console.print(Text("  " + line))
-
-    def stop(self) -> None:
-        if self.live is not None:
-            self.live.stop()
-            self.live = None
-
-
-def live_table(watch: Watch, now: float) -> Any:
-    """The live display: one row per rank/process, then progress bars and warnings."""
-    from rich.console import Group
-    from rich.table import Table
-    from rich.text import Text
-
-    view = watch.view(now)
-    phase = watch.job_phase
-    elapsed = watch.phase_elapsed(view, phase, now)
-    typical = watch.typical.get(phase or "")
-    head = Text(f"{watch.name} · ", style="bold")
-    head.append(f"{phase or 'waiting for output'}", style="bold cyan")
-    if elapsed is not None:
-        head.append(f" · {human_duration(elapsed)} so far")
-    if typical is not None:
-        head.append(f" · usually {human_duration(typical)} here")
-    quiet = max(now - watch.last_output, 0.0)
-    threshold, _ = watch.stall_threshold(view)
-    head.append(f" · quiet {human_duration(quiet)} (stall at {human_duration(threshold)})",
-                style="yellow" if quiet > threshold / 2 else "dim")
-    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
-    for col in ("rank/process", "phase", "in phase", "progress", "rate", "ETA", "last line"):
-        table.add_column(col, no_wrap=True, overflow="ellipsis")
-    rows = watch.rows(view, now)
-    bars = {p.key: p for p in watch.progress.values() if p.key is not None}
-    for row in rows[:MAX_ROWS]:
-        prog = bars.get(row.key)
-        eta = prog.eta(now) if prog else None
-        age = human_duration(row.last_age) if row.last_age is not None else "—"
-        table.add_row(row.label, row.phase or "—", human_duration(row.phase_seconds),
-                      f"{prog.n}/{prog.total}" if prog else "", prog.rate_text() if prog else "",
-                      human_duration(eta) if eta is not None else "",
-                      Text(f"{age} ago · {_show(row.last_text, 80)}"))
-    parts: list[Any] = [head, table]
-    if len(rows) > MAX_ROWS:
-        parts.append(Text(f"… and {len(rows) - MAX_ROWS} more ranks/processes", style="dim"))
-    for prog in list(watch.progress.values())[-3:]:
-        parts.append(Text(f"progress  {prog.text(now)}", style="cyan"))
-    warnings = list(view.warnings.values())[-5:]
-    for w in warnings:
-        benign = bool(w["benign"] and w["id"])
-        parts.append(Text(f"warning L{w['line']} {'benign' if benign else 'check'}: "
-                          f"{_show(w['text'], 100)}", style="dim" if benign else "yellow"))
-    if watch.process is not None:
-        parts.append(Text(watch.process.text(), style="dim"))
-    if watch.health is not None and watch.health.checks:
-        parts.append(Text(f"health {watch.health.text()}", style="dim"))
-    return Group(*parts)
-
-
-def make_output(mode: str, stream: TextIO | None = None) -> Output:
-    """`json`, `live` or `plain` output on `stream` (stdout by default)."""
-    out = stream or sys.stdout
-    if mode == "json":
-        return JsonOutput(out)
-    if mode == "live":
-        return LiveOutput(out, color="NO_COLOR" not in os.environ)
-    return PlainOutput(out)
 
 
 def watch(opts: WatchOptions, *, mode: str = "plain", stream: TextIO | None = None) -> int:
