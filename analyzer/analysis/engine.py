@@ -283,11 +283,12 @@ class Analyzer:
                                went_on=self._went_on, ready=ph.ready_line is not None)
         verdict = "crash"
         hang_from_silence = interrupted = False
-        if root is not None and root.sig is not None and root.sig.ends == "interrupt" \
-                and self._progressing_before(root.line):
+        if root is not None and root.sig is not None and self._stopped_on_purpose(root):
             root.kind, root.tier = "nonfatal", 8  # stopped while it was making progress
-            root.reason = ("the user stopped a job that was making progress (its last lines "
-                           "before the interrupt are steps or served requests): on purpose")
+            root.reason = ("stopped while it was making progress (its last lines before the "
+                           + ("interrupt are steps or served requests): on purpose"
+                              if root.sig.ends == "interrupt" else
+                              "termination are served requests): a server's normal stop"))
             self._warning(root, benign=True)
             root = None  # it was chosen: nothing before it states an error
         if root is not None and root.sig is not None and root.sig.ends == "interrupt":
@@ -373,6 +374,19 @@ class Analyzer:
         if ph.furthest() == "training" and not ph.step_done:
             return "in_progress", None, False  # training began, but no step finished yet
         return "healthy", None, False
+
+    def _stopped_on_purpose(self, root: Finding) -> bool:
+        """An interrupt (Ctrl-C) while the job made progress, or a termination (SIGTERM from
+        docker stop, kubectl, systemd, a benchmark harness) of a server that was ready and
+        serving requests: both are how such jobs are stopped, not failures. A training job
+        terminated mid-run (a scheduler's time limit, a preemption) did not finish: it stays
+        a failure."""
+        assert root.sig is not None
+        if root.sig.ends == "interrupt":
+            return self._progressing_before(root.line)
+        ups = [x for x in (self.phases.ready_line, self.phases.serving_line) if x is not None]
+        return (root.sig.ends == "termination" and self.input_index == 0 and bool(ups)
+                and min(ups) < root.line and self._progressing_before(root.line))
 
     def _progressing_before(self, line: int) -> bool:
         """Whether the job showed progress (a training step, a served request) in the last
