@@ -5,11 +5,17 @@
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
+import sys
+import tempfile
 from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
+from analyzer.analysis.collector import Collector
 from analyzer.analysis.engine import Analyzer
 from analyzer.analysis.findings import Finding
 from analyzer.analysis.remedies import concrete
@@ -18,6 +24,8 @@ from analyzer.model import Event, SourceLine
 from analyzer.parse import prefixes
 from analyzer.parse.blocks import Assembler, record_event
 from analyzer.parse.framing import Framer
+from analyzer.parse.timestamps import epoch
+from analyzer.report.redact import Redactor
 from analyzer.scan import prefilter, producer
 from analyzer.sources.source import Source, open_sources
 
@@ -359,3 +367,104 @@ def _excerpts(inputs: Sequence[Input], root: Finding, symptoms: list[dict[str, A
         if lines:
             out.append({"title": title, "lines": lines})
     return out
+
+
+# ------------------------------------------------------------------------- post-mortem
+POSTMORTEM_SCHEMA = "loglens.postmortem/1"
+
+try:
+    from importlib.metadata import version as _pkg_version
+
+    VERSION = _pkg_version("loglens")
+except Exception:  # a source tree without installed metadata
+    VERSION = "dev"
+
+
+@contextmanager
+def _spooled(paths: Sequence[str]) -> Iterator[tuple[list[str], str | None]]:
+    """Stdin can be read only once but the report reads its input twice: spool it."""
+    if "-" not in paths:
+        yield list(paths), None
+        return
+    fd, tmp = tempfile.mkstemp(prefix="loglens-stdin-", suffix=".log")
+    try:
+        with os.fdopen(fd, "wb") as out:
+            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
+        yield [tmp if p == "-" else p for p in paths], tmp
+    finally:
+        with suppress(OSError):
+            os.unlink(tmp)
+
+
+def postmortem(paths: Sequence[str], *, redact: bool = True, rules: Sequence[str] = (),
+          year: int | None = None) -> dict[str, Any]:
+    """Analyse `paths` and collect everything a post-mortem shows; redacted by default."""
+    with _spooled(paths) as (real, tmp):
+        report = explain(real, rules=rules, year=year)
+        knowledge = load_knowledge(list(rules))
+        root = report.get("root_cause") or {}
+        wanted = {s["line"] for s in report.get("symptoms", [])[:200]
+                  if isinstance(s.get("line"), int)}
+        if isinstance(root.get("line"), int):
+            wanted.add(root["line"])
+        redactor = Redactor() if redact else None
+        collector = Collector(knowledge, wanted, redactor)
+        for ev in events(real, year):
+            collector.feed(ev)
+        extra = collector.result()
+        markers = _markers(report, collector)
+        if tmp is not None:
+            _rename_stdin(report, extra, tmp)
+            for m in markers:
+                if m.get("file") == tmp:
+                    m["file"] = "-"
+    data: dict[str, Any] = {
+        "schema": POSTMORTEM_SCHEMA,
+        "generator": f"loglens {VERSION}",
+        "report": report,
+        **extra,
+        "markers": markers,
+    }
+    if redactor is not None:
+        data = {k: (v if k in ("schema", "generator") else redactor.value(k, v))
+                for k, v in data.items()}
+        data["redaction"] = {"enabled": True, "summary": redactor.summary(),
+                             "line": redactor.summary_line()}
+    else:
+        data["redaction"] = {"enabled": False, "summary": [], "line": "off (--no-redact)"}
+    return data
+
+
+def _markers(report: dict[str, Any], col: Collector) -> list[dict[str, Any]]:
+    """The failure and its symptoms, placed in time (their own or their line's inherited)."""
+    out: list[dict[str, Any]] = []
+    root = report.get("root_cause")
+    src = col.sources[0] if col.sources else ""
+    if isinstance(root, dict) and isinstance(root.get("line"), int):
+        file = root.get("file") or src
+        ts = root.get("timestamp") or col.line_ts.get((file, root["line"]))
+        out.append({"kind": "root", "line": root["line"], "rank": root.get("rank"),
+                    "process": root.get("process"), "timestamp": ts, "t": epoch(ts),
+                    "file": file, "label": root.get("category") or "failure"})
+        src = file
+    for s in report.get("symptoms", [])[:60]:
+        if not isinstance(s.get("line"), int):
+            continue
+        ts = col.line_ts.get((src, s["line"]))
+        out.append({"kind": "symptom", "line": s["line"], "rank": s.get("rank"),
+                    "process": None, "timestamp": ts, "t": epoch(ts), "file": src,
+                    "label": s.get("reason") or "symptom"})
+    return out
+
+
+def _rename_stdin(report: dict[str, Any], extra: dict[str, Any], tmp: str) -> None:
+    """Show `-` instead of the spool file's name."""
+    report["file"] = str(report.get("file", "")).replace(tmp, "-")
+    stats = report.get("stats") or {}
+    if isinstance(stats.get("sources"), list):
+        stats["sources"] = ["-" if s == tmp else s for s in stats["sources"]]
+    root = report.get("root_cause")
+    if isinstance(root, dict) and root.get("file") == tmp:
+        root["file"] = "-"
+    sources = extra["timeline"].get("sources", [])
+    extra["timeline"]["sources"] = ["-" if s == tmp else s for s in sources]

@@ -38,8 +38,10 @@ ROOT = Path(__file__).resolve().parent.parent
 if str(ROOT) not in sys.path:  # `python tests/test_html.py` from anywhere
     sys.path.insert(0, str(ROOT))
 
-from analyzer import postmortem  # noqa: E402
-from analyzer.report.postmortem_html import CSP  # noqa: E402
+from analyzer import api  # noqa: E402
+from analyzer.analysis.collector import MAX_POINTS, Series  # noqa: E402
+from analyzer.report.postmortem_html import CSP, render_html  # noqa: E402
+from analyzer.report.postmortem_md import render_markdown  # noqa: E402
 
 CORPUS = ROOT / "corpus"
 TP8_OOM = CORPUS / "seed" / "seed-sglang-tp8-oom-sigquit-logging-error.log"
@@ -102,8 +104,8 @@ def lanes(c: _Collect) -> list[dict[str, str | None]]:
 
 
 def build_page(path: Path, **kw: Any) -> tuple[dict[str, Any], str]:
-    data = postmortem.build([str(path)], **kw)
-    return data, postmortem.render_html(data)
+    data = api.postmortem([str(path)], **kw)
+    return data, render_html(data)
 
 
 def hostile_log(tmp: Path) -> Path:
@@ -209,11 +211,11 @@ def test_environment_from_check_env_collect_env_and_banners(tmp_path: Path) -> N
 
 
 def test_metric_series_are_downsampled() -> None:
-    s = postmortem.Series("throughput", "gen", "tokens/s")
+    s = Series("throughput", "gen", "tokens/s")
     for i in range(50_000):
         s.add(float(i), 1000.0 if i == 31_337 else float(i % 7), i)
     out = s.finish()
-    assert len(out["points"]) <= postmortem.MAX_POINTS
+    assert len(out["points"]) <= MAX_POINTS
     assert out["max"] == 1000.0 and out["samples"] == 50_000 and out["downsampled"]
 
 
@@ -252,7 +254,7 @@ def test_redaction_reaches_every_section(tmp_path: Path) -> None:
         "hf_abcdefghijklmnopqrstuvwxyz123456\n",
         encoding="utf-8")
     data, page = build_page(log)
-    md = postmortem.render_markdown(data)
+    md = render_markdown(data)
     for secret in ("alice", "topsecret-123", "gpu-node-7", "10.1.2.3", "hf_abcdefghij"):
         assert secret not in page, secret
         assert secret not in md, secret
@@ -274,8 +276,8 @@ def test_no_redact_keeps_text_and_warns(tmp_path: Path) -> None:
 
 
 def test_markdown_report_is_bounded_and_has_a_text_timeline() -> None:
-    data = postmortem.build([str(TP8_OOM)])
-    md = postmortem.render_markdown(data)
+    data = api.postmortem([str(TP8_OOM)])
+    md = render_markdown(data)
     assert len(md) < 60_000
     assert "#### Timeline chart" in md
     chart = md.split("#### Timeline chart", 1)[1]
@@ -290,7 +292,7 @@ def test_every_corpus_case_renders() -> None:
         data, page = build_page(log)
         assert page.startswith("<!DOCTYPE html>"), log
         assert "<script" not in page.lower(), log
-        assert len(postmortem.render_markdown(data)) < 60_000, log
+        assert len(render_markdown(data)) < 60_000, log
 
 
 # ------------------------------------------------------------------------- browser
@@ -559,10 +561,10 @@ def main(argv: list[str]) -> int:
         return 2
     log, out = Path(argv[0]), Path(argv[1])
     until = argv[2] if len(argv) > 2 else None
-    data = postmortem.build([str(log)])
+    data = api.postmortem([str(log)])
     with tempfile.TemporaryDirectory() as tmp:
         html_path = Path(tmp) / "report.html"
-        html_path.write_text(postmortem.render_html(data), encoding="utf-8")
+        html_path.write_text(render_html(data), encoding="utf-8")
         tools = DevTools(CHROMIUM, str(Path(tmp) / "profile"))
         try:
             tools.open(html_path.as_uri())

@@ -62,7 +62,9 @@ def report(
     ] = None,
 ) -> None:
     """A post-mortem for a bug ticket: verdict, cause, per-rank timeline, metrics; redacted."""
-    from analyzer import postmortem
+    from analyzer import api
+    from analyzer.report.postmortem_html import render_html
+    from analyzer.report.postmortem_md import render_markdown
 
     to_stdout = output is None or str(output) == "-"
     if to_stdout and format == ReportFormat.HTML and sys.stdout.isatty():
@@ -70,10 +72,9 @@ def report(
                          "print it")
     if output is not None and not to_stdout:
         _refuse_inputs(output, files)
-    data = postmortem.build(files, redact=not no_redact, rules=[str(r) for r in rules or []],
-                            year=year)
-    text = (postmortem.render_html(data) if format == ReportFormat.HTML
-            else postmortem.render_markdown(data))
+    data = api.postmortem(files, redact=not no_redact, rules=[str(r) for r in rules or []],
+                          year=year)
+    text = render_html(data) if format == ReportFormat.HTML else render_markdown(data)
     if to_stdout:
         sys.stdout.write(text)
         sys.stdout.flush()

@@ -56,3 +56,16 @@ def seconds_between(start: str | None, end: str | None) -> float | None:
     except ValueError:
         return None
     return delta.total_seconds()
+
+
+def epoch(ts: str | None) -> float | None:
+    """Seconds for an ISO timestamp from the log, in the log's own (naive) clock."""
+    if not ts or ts.startswith("-"):
+        return None
+    try:
+        value = _dt.datetime.fromisoformat(ts)
+    except ValueError:
+        return None
+    if value.tzinfo is not None:
+        value = value.replace(tzinfo=None)
+    return (value - _dt.datetime(1970, 1, 1)).total_seconds()

@@ -201,3 +201,26 @@ def section(report: Mapping[str, Any], key: str) -> Mapping[str, Any] | None:
     """The optional dict under `key` (root_cause, last_phase, stats), or None."""
     value = report.get(key)
     return value if isinstance(value, Mapping) else None
+
+
+# server arguments a reader of a post-mortem wants first (HTML and Markdown pages)
+IMPORTANT_ARGS = ("model_path", "model", "model_tag", "served_model_name", "tokenizer_path",
+                  "dtype", "quantization", "kv_cache_dtype", "tp_size", "tensor_parallel_size",
+                  "pp_size", "pipeline_parallel_size", "dp_size", "data_parallel_size",
+                  "ep_size", "nnodes", "node_rank", "mem_fraction_static",
+                  "gpu_memory_utilization", "max_model_len", "context_length",
+                  "max_num_seqs", "max_running_requests", "max_num_batched_tokens",
+                  "chunked_prefill_size", "attention_backend", "enforce_eager",
+                  "disable_cuda_graph", "cuda_graph_max_bs", "enable_torch_compile",
+                  "speculative_algorithm", "speculative_config", "enable_dp_attention",
+                  "host", "port")
+
+
+def lane_label(rank: Any, process: Any) -> str:
+    """`TP3`, `rank 3`, `rank 3 (VllmWorker)`, `main`, `(no rank)` for one lane."""
+    proc = str(process) if process else ""
+    if isinstance(rank, int) and not isinstance(rank, bool):
+        if proc and str(rank) in proc:
+            return proc
+        return f"rank {rank}" + (f" ({proc})" if proc else "")
+    return proc or "(no rank)"

@@ -7,7 +7,7 @@ every string that came from the log is HTML-escaped (quotes included) before it 
 out, in text, in attributes and inside SVG ``<text>`` alike; nothing from the log ever
 becomes a tag, an attribute name, a URL or a style.
 
-Input is the dict from `analyzer.postmortem.build` (already redacted there).
+Input is the dict from `analyzer.api.postmortem` (already redacted there).
 """
 
 from __future__ import annotations
@@ -20,9 +20,8 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
-from analyzer.postmortem import IMPORTANT_ARGS
-from analyzer.postmortem import lane_label as who
-from analyzer.report import human_duration, line_text
+from analyzer.report import IMPORTANT_ARGS, human_duration, line_text
+from analyzer.report import lane_label as who
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
 W = 1120  # SVG user units; the page is ~1180 px wide, so 1 unit ≈ 1 px on a laptop

@@ -1,40 +1,25 @@
-"""Post-mortem reports for bug tickets: `loglens report` (HTML or Markdown).
+"""Post-mortem collection: what a maintainer wants to *see* in `loglens report`, gathered
+from the event stream in the same pass as the analysis would read it.
 
-`build` runs the explain analysis, then one more streaming pass over the events to
-collect what a maintainer wants to *see* rather than read: per-rank phase spans with
-their line numbers (for the Gantt chart), serving metrics over time (SGLang batch lines,
-vLLM periodic stats), GPU memory per start-up step, and the environment (versions, GPUs,
-server arguments). Memory stays bounded: metric series are downsampled on the fly to at
-most `MAX_POINTS` points, every list is capped.
-
-Every string that goes into the result passes through one `Redactor` (unless redaction
-is off), so the HTML and Markdown renderers never see a secret or an internal hostname;
-they only lay the data out.
+Per-rank phase spans with their line numbers (the Gantt chart), serving metrics over time
+(SGLang batch lines, vLLM periodic stats), GPU memory per start-up step, and the environment
+(versions, GPUs, server arguments). Memory stays bounded: metric series are downsampled on the
+fly to at most `MAX_POINTS` points, every list is capped. Every string passes through one
+`Redactor` (unless redaction is off), so the renderers never see a secret or a hostname.
 """
 
 from __future__ import annotations
 
-import datetime as _dt
-import os
 import re
-import shutil
-import sys
-import tempfile
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
-from analyzer import api
 from analyzer.analysis.phases import PhaseTracker
 from analyzer.knowledge import Knowledge
-from analyzer.knowledge import load as load_knowledge
 from analyzer.model import Event
-from analyzer.report import FormatType, render
-from analyzer.report.markdown import code, code_block, inline
+from analyzer.parse.timestamps import epoch
 from analyzer.report.redact import Redactor
 
-SCHEMA = "loglens.postmortem/1"
 MAX_POINTS = 2000  # per metric series, after downsampling
 MAX_SERIES = 24
 MAX_LANES = 128
@@ -43,14 +28,6 @@ MAX_MEMORY_STEPS = 40
 MAX_FACTS = 30
 MAX_ARGS = 400
 MAX_GPUS = 16
-MARKDOWN_LIMIT = 60_000
-
-try:
-    from importlib.metadata import version as _pkg_version
-
-    VERSION = _pkg_version("loglens")
-except Exception:  # a source tree without installed metadata
-    VERSION = "dev"
 
 
 # ------------------------------------------------------------------------- metrics
@@ -196,30 +173,6 @@ GPU_LINE = re.compile(rf"^GPU ([\d,]{{1,40}}): ({_GPU_VENDORS}[^\n]{{1,60}})$")
 NCCL_TESTS_GPU = re.compile(
     rf"device\s+\d{{1,3}} \[0x[0-9a-f]{{1,4}}\] ({_GPU_VENDORS}[^\n]{{1,50}})$")
 MODEL_ARG = re.compile(r"\bmodel='([^']{1,200})'")
-IMPORTANT_ARGS = ("model_path", "model", "model_tag", "served_model_name", "tokenizer_path",
-                  "dtype", "quantization", "kv_cache_dtype", "tp_size", "tensor_parallel_size",
-                  "pp_size", "pipeline_parallel_size", "dp_size", "data_parallel_size",
-                  "ep_size", "nnodes", "node_rank", "mem_fraction_static",
-                  "gpu_memory_utilization", "max_model_len", "context_length",
-                  "max_num_seqs", "max_running_requests", "max_num_batched_tokens",
-                  "chunked_prefill_size", "attention_backend", "enforce_eager",
-                  "disable_cuda_graph", "cuda_graph_max_bs", "enable_torch_compile",
-                  "speculative_algorithm", "speculative_config", "enable_dp_attention",
-                  "host", "port")
-
-
-# ------------------------------------------------------------------------- time
-def epoch(ts: str | None) -> float | None:
-    """Seconds for an ISO timestamp from the log, in the log's own (naive) clock."""
-    if not ts or ts.startswith("-"):
-        return None
-    try:
-        value = _dt.datetime.fromisoformat(ts)
-    except ValueError:
-        return None
-    if value.tzinfo is not None:
-        value = value.replace(tzinfo=None)
-    return (value - _dt.datetime(1970, 1, 1)).total_seconds()
 
 
 # ------------------------------------------------------------------------- collector
@@ -485,280 +438,3 @@ class Collector:
                     for k, v in self.versions.items()]
         return {"model": model, "versions": versions, "gpus": list(self.gpus.values()),
                 "args": args, "args_source": self.args_source}
-
-
-# ------------------------------------------------------------------------- build
-@contextmanager
-def _spooled(paths: Sequence[str]) -> Iterator[tuple[list[str], str | None]]:
-    """Stdin can be read only once but the report reads its input twice: spool it."""
-    if "-" not in paths:
-        yield list(paths), None
-        return
-    fd, tmp = tempfile.mkstemp(prefix="loglens-stdin-", suffix=".log")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
-        yield [tmp if p == "-" else p for p in paths], tmp
-    finally:
-        with suppress(OSError):
-            os.unlink(tmp)
-
-
-def build(paths: Sequence[str], *, redact: bool = True, rules: Sequence[str] = (),
-          year: int | None = None) -> dict[str, Any]:
-    """Analyse `paths` and collect everything a post-mortem shows; redacted by default."""
-    with _spooled(paths) as (real, tmp):
-        report = api.explain(real, rules=rules, year=year)
-        knowledge = load_knowledge(list(rules))
-        root = report.get("root_cause") or {}
-        wanted = {s["line"] for s in report.get("symptoms", [])[:200]
-                  if isinstance(s.get("line"), int)}
-        if isinstance(root.get("line"), int):
-            wanted.add(root["line"])
-        redactor = Redactor() if redact else None
-        collector = Collector(knowledge, wanted, redactor)
-        for ev in api.events(real, year):
-            collector.feed(ev)
-        extra = collector.result()
-        markers = _markers(report, collector)
-        if tmp is not None:
-            _rename_stdin(report, extra, tmp)
-            for m in markers:
-                if m.get("file") == tmp:
-                    m["file"] = "-"
-    data: dict[str, Any] = {
-        "schema": SCHEMA,
-        "generator": f"loglens {VERSION}",
-        "report": report,
-        **extra,
-        "markers": markers,
-    }
-    if redactor is not None:
-        data = {k: (v if k in ("schema", "generator") else redactor.value(k, v))
-                for k, v in data.items()}
-        data["redaction"] = {"enabled": True, "summary": redactor.summary(),
-                             "line": redactor.summary_line()}
-    else:
-        data["redaction"] = {"enabled": False, "summary": [], "line": "off (--no-redact)"}
-    return data
-
-
-def _markers(report: dict[str, Any], col: Collector) -> list[dict[str, Any]]:
-    """The failure and its symptoms, placed in time (their own or their line's inherited)."""
-    out: list[dict[str, Any]] = []
-    root = report.get("root_cause")
-    src = col.sources[0] if col.sources else ""
-    if isinstance(root, dict) and isinstance(root.get("line"), int):
-        file = root.get("file") or src
-        ts = root.get("timestamp") or col.line_ts.get((file, root["line"]))
-        out.append({"kind": "root", "line": root["line"], "rank": root.get("rank"),
-                    "process": root.get("process"), "timestamp": ts, "t": epoch(ts),
-                    "file": file, "label": root.get("category") or "failure"})
-        src = file
-    for s in report.get("symptoms", [])[:60]:
-        if not isinstance(s.get("line"), int):
-            continue
-        ts = col.line_ts.get((src, s["line"]))
-        out.append({"kind": "symptom", "line": s["line"], "rank": s.get("rank"),
-                    "process": None, "timestamp": ts, "t": epoch(ts), "file": src,
-                    "label": s.get("reason") or "symptom"})
-    return out
-
-
-def _rename_stdin(report: dict[str, Any], extra: dict[str, Any], tmp: str) -> None:
-    """Show `-` instead of the spool file's name."""
-    report["file"] = str(report.get("file", "")).replace(tmp, "-")
-    stats = report.get("stats") or {}
-    if isinstance(stats.get("sources"), list):
-        stats["sources"] = ["-" if s == tmp else s for s in stats["sources"]]
-    root = report.get("root_cause")
-    if isinstance(root, dict) and root.get("file") == tmp:
-        root["file"] = "-"
-    sources = extra["timeline"].get("sources", [])
-    extra["timeline"]["sources"] = ["-" if s == tmp else s for s in sources]
-
-
-# ------------------------------------------------------------------------- renderers
-def render_html(data: dict[str, Any]) -> str:
-    """The self-contained HTML page (inline CSS + SVG, no script)."""
-    from analyzer.report.postmortem_html import render_html as _render
-
-    return _render(data)
-
-
-def render_markdown(data: dict[str, Any]) -> str:
-    """The explain Markdown of the (redacted) report, plus a text timeline and redaction note.
-
-    Stays under `MARKDOWN_LIMIT` characters: the appendix is dropped piece by piece when
-    the explain part already used most of the room.
-    """
-    base = render(data["report"], FormatType.MARKDOWN).rstrip("\n") + "\n\n"
-    pieces = []
-    chart = text_timeline(data.get("timeline") or {}, data.get("markers") or [])
-    if chart:
-        pieces.append("#### Timeline chart\n\n" + code_block(chart) + "\n")
-    metrics = _metrics_table(data.get("metrics") or [])
-    if metrics:
-        pieces.append(metrics)
-    env = _env_markdown(data.get("environment") or {})
-    if env:
-        pieces.append(env)
-    red = data.get("redaction") or {}
-    note = ("**Redacted:** " + inline(red.get("line", ""), 600) if red.get("enabled")
-            else "**Redacted:** nothing (report made with `--no-redact`)")
-    tail = note + f"\n\n<sub>{inline(data.get('generator', 'loglens'), 60)} report</sub>\n"
-    room = MARKDOWN_LIMIT - 1 - len(base) - len(tail)
-    body = ""
-    for piece in pieces:
-        if len(body) + len(piece) <= room:
-            body += piece
-    text = base + body + tail
-    if len(text) >= MARKDOWN_LIMIT:  # cannot happen: the explain part stays under 55,000
-        text = text[: MARKDOWN_LIMIT - 200] + "\n\n_(cut)_\n"
-    return text
-
-
-PHASE_LETTERS = {"launch": "l", "dist_init": "d", "weight_load": "w", "compile": "c",
-                 "kv_cache_alloc": "k", "cuda_graph_capture": "g", "warmup": "u",
-                 "ready": "r", "serving": "s", "training": "t", "shutdown": "x"}
-
-
-def lane_label(rank: Any, process: Any) -> str:
-    """`TP3`, `rank 3`, `rank 3 (VllmWorker)`, `main`, `(no rank)` for one lane."""
-    proc = str(process) if process else ""
-    if isinstance(rank, int) and not isinstance(rank, bool):
-        if proc and str(rank) in proc:
-            return proc
-        return f"rank {rank}" + (f" ({proc})" if proc else "")
-    return proc or "(no rank)"
-
-
-def text_timeline(timeline: dict[str, Any], markers: list[dict[str, Any]],
-                  width: int = 60, max_lanes: int = 24) -> str:
-    """A small monospace Gantt chart: one row per lane, one letter per phase."""
-    lanes = [ln for ln in timeline.get("lanes", []) if ln.get("spans")][:max_lanes]
-    if not lanes:
-        return ""
-    use_time = all(s.get("t0") is not None for ln in lanes for s in ln["spans"])
-    lo_hi = [_span_range(s, ln, timeline, use_time) for ln in lanes for s in ln["spans"]]
-    lo = min(a for a, _ in lo_hi)
-    hi = max(b for _, b in lo_hi)
-    root = next((m for m in markers if m["kind"] == "root"), None)
-    root_x = None
-    if root is not None:
-        root_x = root.get("t") if use_time else root.get("line")
-        if root_x is not None:
-            hi = max(hi, root_x)
-            lo = min(lo, root_x)
-    span = (hi - lo) or 1.0
-    letters = dict(PHASE_LETTERS)
-    used: dict[str, str] = {}
-    rows = []
-    label_w = min(max(len(lane_label(ln["rank"], ln["process"])) for ln in lanes), 18)
-    for ln in lanes:
-        cells = [" "] * width
-        for s in ln["spans"]:
-            a, b = _span_range(s, ln, timeline, use_time)
-            i0 = min(width - 1, int((a - lo) / span * (width - 1)))
-            i1 = min(width - 1, max(i0, int((b - lo) / span * (width - 1))))
-            ch = letters.setdefault(s["phase"], _free_letter(s["phase"], letters))
-            used[s["phase"]] = ch
-            for i in range(i0, i1 + 1):
-                cells[i] = ch
-        if root is not None and root_x is not None and _root_on_lane(root, ln):
-            cells[min(width - 1, int((root_x - lo) / span * (width - 1)))] = "X"
-        label = lane_label(ln["rank"], ln["process"])[:label_w]
-        rows.append(f"{label:<{label_w}} |{''.join(cells)}|")
-    left, right = (_clock(lo), _clock(hi)) if use_time else (f"line {int(lo)}", f"line {int(hi)}")
-    axis = f"{'':<{label_w}}  {left}{right:>{max(1, width - len(left))}}"
-    legend = "  ".join(f"{c}={p}" for p, c in used.items())
-    if root is not None and root_x is not None:
-        legend += f"  X=failure (line {root['line']})"
-    hidden = len([ln for ln in timeline.get("lanes", []) if ln.get("spans")]) - len(lanes)
-    more = f"\n({hidden} more lanes not shown)" if hidden > 0 else ""
-    return "\n".join([axis, *rows, "", legend]) + more
-
-
-def _root_on_lane(root: dict[str, Any], lane: dict[str, Any]) -> bool:
-    if root.get("rank") is not None:
-        return bool(lane["rank"] == root["rank"] and (
-            not root.get("process") or not lane["process"] or lane["process"] == root["process"]))
-    return bool(root.get("process") and lane["process"] == root["process"])
-
-
-def _span_range(s: dict[str, Any], lane: dict[str, Any], timeline: dict[str, Any],
-                use_time: bool) -> tuple[float, float]:
-    """Where a span starts and ends on the axis; open spans run to the lane's last event."""
-    if use_time:
-        a = float(s["t0"])
-        b = s.get("t1")
-        if b is None:
-            b = lane.get("last_t") or timeline.get("last_t") or a
-        return a, max(a, float(b))
-    a = float(s["start_line"])
-    end = s.get("end_line") or lane.get("last_line") or timeline.get("last_line") or a
-    return a, max(a, float(end))
-
-
-def _free_letter(phase: str, letters: dict[str, str]) -> str:
-    taken = set(letters.values()) | {"X"}
-    for ch in phase.lower() + "abcdefghijklmnopqrstuvwyz":
-        if ch.isalpha() and ch not in taken:
-            return ch
-    return "?"
-
-
-def _clock(t: float) -> str:
-    return (_dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=t)).strftime("%H:%M:%S")
-
-
-def _fmt(v: Any) -> str:
-    if v is None:
-        return "—"
-    if isinstance(v, float):
-        return f"{v:,.2f}".rstrip("0").rstrip(".") if abs(v) < 1e6 else f"{v:,.0f}"
-    return str(v)
-
-
-def _metrics_table(metrics: list[dict[str, Any]]) -> str:
-    rows = []
-    for chart in metrics:
-        for s in chart["series"][:8]:
-            rows.append(f"| {inline(chart['title'], 40)} | {inline(s['label'], 60)} | "
-                        f"{_fmt(s['min'])} | {_fmt(s['max'])} | {_fmt(s['last'])} | "
-                        f"{inline(s['unit'], 20)} | {s['samples']:,} |")
-    if not rows:
-        return ""
-    head = ("<details><summary>Metrics over time (min / max / last)</summary>\n\n"
-            "| chart | series | min | max | last | unit | samples |\n"
-            "|---|---|---:|---:|---:|---|---:|\n")
-    return head + "\n".join(rows) + "\n\n</details>\n\n"
-
-
-def _env_markdown(env: dict[str, Any]) -> str:
-    rows = []
-    if env.get("model"):
-        rows.append(f"| model | {inline(env['model'], 120)} |")
-    for v in env.get("versions", [])[:20]:
-        rows.append(f"| {inline(v['name'], 40)} | {inline(v['value'], 80)} |")
-    for g in env.get("gpus", [])[:8]:
-        ids = f" (GPU {inline(g['ids'], 40)})" if g.get("ids") else ""
-        rows.append(f"| GPU | {inline(g['name'], 80)}{ids} |")
-    args = env.get("args") or {}
-    shown = [k for k in IMPORTANT_ARGS if k in args and args[k] not in (None, "", [], {})]
-    for k in shown[:20]:
-        rows.append(f"| {code(k, 40)} | {inline(_arg_text(args[k]), 120)} |")
-    if not rows:
-        return ""
-    return ("<details><summary>Environment</summary>\n\n| item | value |\n|---|---|\n"
-            + "\n".join(rows) + "\n\n</details>\n\n")
-
-
-def _arg_text(value: Any) -> str:
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool) or value is None:
-        return str(value)
-    if isinstance(value, int | float):
-        return _fmt(value) if isinstance(value, float) else str(value)
-    return repr(value)
