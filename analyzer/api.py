@@ -20,11 +20,10 @@ from analyzer.analysis.engine import Analyzer
 from analyzer.analysis.findings import Finding
 from analyzer.analysis.remedies import concrete
 from analyzer.knowledge import load as load_knowledge
-from analyzer.model import Event, SourceLine
+from analyzer.model import Event
 from analyzer.parse import prefixes
-from analyzer.parse.blocks import Assembler, record_event
-from analyzer.parse.framing import Framer
 from analyzer.parse.timestamps import epoch
+from analyzer.pipeline import Pipeline
 from analyzer.report.redact import Redactor
 from analyzer.scan import prefilter, producer
 from analyzer.sources.source import Source, open_sources
@@ -91,28 +90,8 @@ def _with_years(sources: Sequence[Source], year: int | None) -> list[Input]:
 
 
 def iter_events(inp: Input) -> Iterator[Event]:
-    """Every event of one input, in line order."""
-    framer = Framer(inp.year, inp.prefixes)
-    asm = Assembler()
-    name = inp.source.name
-    for line in inp.source.lines():
-        for ev in asm.feed(framer.frame(line)):
-            ev.source = name
-            yield ev
-    for ev in asm.finish():
-        ev.source = name
-        yield ev
-
-
-def inherit_timestamps(events: Iterator[Event]) -> Iterator[Event]:
-    """Lines without a timestamp take the nearest earlier one, marked as inferred."""
-    last: str | None = None
-    for ev in events:
-        if ev.timestamp is None and last is not None:
-            ev.timestamp, ev.timestamp_inferred = last, True
-        elif ev.timestamp is not None:
-            last = ev.timestamp
-        yield ev
+    """Every event of one input, in line order, timestamps inherited (the full path)."""
+    return Pipeline(inp.source.name, inp.year, inp.prefixes).run(inp.source.lines())
 
 
 def events(paths: Sequence[str], year: int | None = None,
@@ -120,7 +99,7 @@ def events(paths: Sequence[str], year: int | None = None,
     """Events of all inputs, one input after another; reader warnings (a truncated gzip, ...)
     are appended to `notes` when given."""
     for inp in open_inputs(paths, year):
-        yield from inherit_timestamps(iter_events(inp))
+        yield from iter_events(inp)
         if notes is not None:
             notes.extend(inp.source.stats.warnings)
 
@@ -160,9 +139,10 @@ def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None
             else:
                 batches = prefilter.classified(inp.source.series_batches(), knowledge)
             remote = None
-            _analyze_fast(inp, analyzer, batches)
+            Pipeline(inp.source.name, inp.year, inp.prefixes).analyze_prefiltered(
+                analyzer, batches)
         else:
-            for ev in inherit_timestamps(iter_events(inp)):
+            for ev in iter_events(inp):
                 analyzer.feed(ev)
     result = analyzer.result()
     try:
@@ -170,67 +150,6 @@ def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None
     finally:
         for inp in inputs:
             producer.release(inp.source)
-
-
-def _analyze_fast(inp: Input, analyzer: Analyzer, batches: Iterable[prefilter.Batch]) -> None:
-    """Full framing and analysis only for the lines that can matter (see prefilter.py)."""
-    framer = Framer(inp.year, inp.prefixes)
-    asm = Assembler()
-    name = inp.source.name
-    last_ts: list[str | None] = [None]
-    skipped_last: list[SourceLine | None] = [None]  # framed only if a line needs its time
-
-    def deliver(ev: Event) -> None:
-        ev.source = name
-        pending = skipped_last[0]
-        if pending is not None and pending.lineno < ev.line_start:
-            skipped_last[0] = None
-            if ev.timestamp is None:
-                stamp = framer.timestamp(pending)
-                if stamp:
-                    last_ts[0] = stamp
-        if ev.timestamp is None and last_ts[0] is not None:
-            ev.timestamp, ev.timestamp_inferred = last_ts[0], True
-        elif ev.timestamp is not None:
-            last_ts[0] = ev.timestamp
-        analyzer.feed(ev)
-
-    def feed(line: SourceLine) -> None:
-        for ev in asm.feed(framer.frame(line)):
-            deliver(ev)
-
-    def feed_edge(line: SourceLine) -> None:
-        frame = framer.frame(line)
-        if asm.open or not analyzer.summarise(record_event(frame)):
-            for ev in asm.feed(frame):
-                deliver(ev)
-        elif frame.head is not None and frame.head.timestamp:  # summarised, but its time
-            skipped_last[0], last_ts[0] = None, frame.head.timestamp  # is the latest one
-
-    def alive_line(text: str) -> bool:
-        """Whether a line the prefilter took for alive evidence (by its literals) is one: a
-        successful serving line or a training step, as PhaseTracker counts them."""
-        body = framer.body(text)
-        return any(m.alive(g) for m, g in analyzer.knowledge.markers_for(body))
-
-    def skip(last: SourceLine, count: int) -> None:
-        analyzer.skipped += count
-        analyzer.note_writer(name, last.lineno, last.text)
-        analyzer.note_ordinary(count, framer.body(last.text))
-        analyzer.note_skipped(last.lineno, last.text, framer.body(last.text))
-        skipped_last[0] = last  # its timestamp is what the next line would inherit
-
-    scanner = analyzer.knowledge.sig_index.scanner
-    for batch in batches:
-        scanner.prime({batch.texts[i]: lits for i, lits in batch.literals.items()})
-        analyzer.phases.note_alive(batch.first + i for i in batch.alive
-                                   if alive_line(batch.text(i)))
-        prefilter.walk(batch, name, lambda: bool(asm.open), feed, skip, feed_edge,
-                      lambda text: not framer.body(text).strip(),
-                      lambda line: analyzer.note_writer(name, line.lineno, line.text))
-    scanner.prime({})
-    for ev in asm.finish():
-        deliver(ev)
 
 
 def _root_dict(root: Finding, analyzer: Analyzer, phase: str | None) -> dict[str, Any]:

@@ -8,6 +8,7 @@ in line order (a small reorder buffer holds single lines while an earlier block 
 
 from __future__ import annotations
 
+import copy
 import heapq
 import re
 from collections.abc import Iterable, Iterator
@@ -633,6 +634,21 @@ class Assembler:
         if self.open:
             for key in [k for k, b in self.open.items() if lineno - b.last_line > STALE_LINES]:
                 self._close(key)
+
+    def pending(self) -> bool:
+        """Whether lines are held: an open block, or single lines queued behind one."""
+        return bool(self.open or self._heap)
+
+    def peek(self) -> list[Event]:
+        """Copies of the held single lines plus the open blocks closed provisionally (what
+        `finish` would emit now); the open blocks stay open."""
+        evs = [copy.deepcopy(item[2]) for item in self._heap]
+        for block in self.open.values():
+            ev, leftover = block.close()  # close() builds a new event; the block stays open
+            evs.append(ev)
+            evs.extend(line_event(f) for f in leftover)
+        evs.sort(key=lambda e: e.line_start)
+        return evs
 
     def finish(self) -> Iterator[Event]:
         """Close every open block and flush."""

@@ -42,8 +42,8 @@ from analyzer.knowledge import PHASE_ORDER, Knowledge
 from analyzer.knowledge import load as load_knowledge
 from analyzer.model import Event, Frame, SourceLine
 from analyzer.parse import prefixes
-from analyzer.parse.blocks import Assembler, line_event
 from analyzer.parse.framing import Framer
+from analyzer.pipeline import Pipeline
 from analyzer.report import human_duration
 from analyzer.sources.follow import Follower, Notice
 from analyzer.sources.source import Source
@@ -99,23 +99,6 @@ def _phase_order(phase: str | None) -> int:
 
 
 # --------------------------------------------------------------------------- pipeline parts
-class PeekAssembler(Assembler):
-    """An assembler that can say what it would emit if the input ended now, without closing."""
-
-    def pending(self) -> bool:
-        return bool(self.open or self._heap)
-
-    def peek(self) -> list[Event]:
-        """Copies of the held single lines plus the open blocks closed provisionally."""
-        evs = [copy.deepcopy(item[2]) for item in self._heap]
-        for block in self.open.values():
-            ev, leftover = block.close()  # close() builds a new event; the block stays open
-            evs.append(ev)
-            evs.extend(line_event(f) for f in leftover)
-        evs.sort(key=lambda e: e.line_start)
-        return evs
-
-
 class RingSource(Source):
     """The recent lines as a `Source`, so `build_report` can cut excerpts after a rotation."""
 
@@ -225,14 +208,12 @@ class Watch:
         year = None
         with contextlib.suppress(OSError):
             year = datetime.fromtimestamp(os.stat(self.opts.path).st_mtime).year
-        self.framer = Framer(year)
+        self.pipe = Pipeline(self.name, year)
         self.learning: list[str] | None = []  # the first lines, until prefixes are inferred
-        self.asm = PeekAssembler()
         self.analyzer = Analyzer(self.knowledge)
         self.ring: deque[SourceLine] = deque(maxlen=RING_LINES)
         self.lines = 0
         self.version = 0  # bumped per fed line: a cache key for the shadow analysis
-        self.last_ts: str | None = None
         self.anchor: tuple[datetime, float] | None = None  # (log time, monotonic) of newest ts
         self.key_seen: dict[Key, float] = {}
         self.progress: dict[tuple[str, int], Progress] = {}
@@ -347,12 +328,12 @@ class Watch:
             self.ring.append(line)
         self.lines = max(self.lines, line.lineno)
         self.version += 1
-        frame = self.framer.frame(line)
+        frame = self.pipe.frame(line)
         if self.learning is not None:
             self._learn(frame)
-        for ev in self.asm.feed(frame):
+        for ev in self.pipe.assemble(frame):
             self._event(ev, now)
-        if self.asm.pending():
+        if self.pipe.pending():
             if self.pending_since is None:
                 self.pending_since = now
         else:
@@ -367,17 +348,13 @@ class Watch:
         self.learning.append(prefixes.sample_text(frame))
         if len(self.learning) < LEARN_LINES:
             return
-        learned = prefixes.infer(self.learning, self.framer.recognised)
+        learned = prefixes.infer(self.learning, self.pipe.framer.recognised)
         self.learning = None
         if learned:
-            self.framer.inferred = tuple(learned)
+            self.pipe.framer.inferred = tuple(learned)
 
     def _event(self, ev: Event, now: float) -> None:
-        ev.source = self.name
-        if ev.timestamp is None and self.last_ts is not None:
-            ev.timestamp, ev.timestamp_inferred = self.last_ts, True
-        elif ev.timestamp is not None:
-            self.last_ts = ev.timestamp
+        if ev.timestamp is not None and not ev.timestamp_inferred:  # its own time
             parsed = _parse_ts(ev.timestamp)
             if parsed is not None and (self.anchor is None or parsed >= self.anchor[0]):
                 self.anchor = (parsed, now)
@@ -411,19 +388,13 @@ class Watch:
         else can change whether a root cause exists).
         """
         held = now - self.pending_since if self.pending_since is not None else 0.0
-        peek = self.asm.pending() and (force_peek or held >= self.opts.quiet_peek
+        peek = self.pipe.pending() and (force_peek or held >= self.opts.quiet_peek
                                        or now - self.last_output >= self.opts.quiet_peek)
         if peek:
             if self.shadow is not None and self.shadow[0] == self.version:
                 return self.shadow[1], self.shadow[2]
             shadow = self._copy(self.analyzer)
-            last = self.last_ts
-            for ev in self.asm.peek():
-                ev.source = self.name
-                if ev.timestamp is None and last is not None:
-                    ev.timestamp, ev.timestamp_inferred = last, True
-                elif ev.timestamp is not None:
-                    last = ev.timestamp
+            for ev in self.pipe.peek():
                 shadow.feed(ev)
             result = shadow.result()
             self.shadow = (self.version, shadow, result)
