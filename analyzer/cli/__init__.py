@@ -7,8 +7,11 @@ please report it).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
+import shutil
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -17,6 +20,7 @@ from typing import Annotated, Any
 import typer
 
 from analyzer import api
+from analyzer.cli.options import Files, Rules, Year, atomic, refuse_inputs, rule_dirs
 from analyzer.cli.report import register as register_report
 from analyzer.cli.watch import register as register_watch
 from analyzer.errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, ExitCode, LoglensError, UsageError
@@ -39,10 +43,6 @@ class EventFormat(StrEnum):
     PARQUET = "parquet"
 
 
-Files = Annotated[list[str], typer.Argument(help="Log files, .gz files, directories of per-rank "
-                                                 "logs, or - for stdin.", show_default=False)]
-Year = Annotated[int | None, typer.Option(help="Year for timestamps that have none (vLLM, "
-                                               "torch); default: from the log or file mtime.")]
 
 
 def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
@@ -55,8 +55,7 @@ def explain(
     files: Files,
     format: Annotated[FormatType | None, typer.Option(
         "--format", "-f", help="text (default on a terminal), json, or markdown.")] = None,
-    rules: Annotated[list[Path] | None, typer.Option(
-        "--rules", help="Extra directory of signature/marker TOML files (repeatable).")] = None,
+    rules: Rules = None,
     fail_on: Annotated[str | None, typer.Option(
         help="Comma list of verdicts that make the exit code 1, e.g. crash,hang.")] = None,
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")] = None,
@@ -70,7 +69,9 @@ def explain(
     bad = wanted - {"crash", "hang", "healthy", "in_progress"}
     if bad:
         raise UsageError(f"--fail-on: unknown verdict(s): {', '.join(sorted(bad))}")
-    report = api.explain(files, rules=[str(r) for r in rules or []], year=year)
+    if output is not None:
+        refuse_inputs(output, files)
+    report = api.explain(files, rules=rule_dirs(rules), year=year)
     for note in report["stats"].get("notes", []):
         typer.echo(f"loglens: warning: {note}", err=True)
     use_color = color if color is not None else (sys.stdout.isatty() and output is None
@@ -96,6 +97,8 @@ def events(
     year: Year = None,
 ) -> None:
     """The parsed events: one per line or multi-line block (tracebacks come out whole)."""
+    if output is not None:
+        refuse_inputs(output, files)
     notes: list[str] = []
     stream = api.events(files, year, notes)
     if format == EventFormat.PARQUET:
@@ -105,24 +108,27 @@ def events(
         for note in notes:
             typer.echo(f"loglens: warning: {note}", err=True)
         return
-    out = open(output, "w", encoding="utf-8") if output else sys.stdout  # noqa: SIM115
-    try:
-        if format == EventFormat.JSONL:
-            for ev in stream:
-                rec: dict[str, Any] = ev.as_record()
-                out.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
-        elif format == EventFormat.CSV:
-            first = True
-            for frame in _event_frames(stream):
-                out.write(frame.write_csv(include_header=first))
-                first = False
+    with contextlib.ExitStack() as stack:
+        if output is None:
+            out: Any = sys.stdout
         else:
-            _table(stream, out)
-    finally:
-        if output:
-            out.close()
-        for note in notes:
-            typer.echo(f"loglens: warning: {note}", err=True)
+            out = io.TextIOWrapper(stack.enter_context(atomic(output)), encoding="utf-8")
+            stack.callback(out.flush)
+        try:
+            if format == EventFormat.JSONL:
+                for ev in stream:
+                    rec: dict[str, Any] = ev.as_record()
+                    out.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            elif format == EventFormat.CSV:
+                first = True
+                for frame in _event_frames(stream):
+                    out.write(frame.write_csv(include_header=first))
+                    first = False
+            else:
+                _table(stream, out)
+        finally:
+            for note in notes:
+                typer.echo(f"loglens: warning: {note}", err=True)
 
 
 def _write_parquet(stream: Any, output: Path) -> None:
@@ -138,10 +144,13 @@ def _write_parquet(stream: Any, output: Path) -> None:
             part = Path(tmp) / f"part-{i:06d}.parquet"
             frame.write_parquet(part)
             parts.append(str(part))
-        if not parts:
-            event_frames_empty().write_parquet(output)
-            return
-        pl.scan_parquet(parts).sink_parquet(output)
+        joined = Path(tmp) / "events.parquet"
+        if parts:
+            pl.scan_parquet(parts).sink_parquet(joined)
+        else:
+            event_frames_empty().write_parquet(joined)
+        with atomic(output) as out, open(joined, "rb") as src:
+            shutil.copyfileobj(src, out, 1 << 20)
 
 
 def _event_frames(stream: Any) -> Any:
@@ -174,11 +183,11 @@ def _table(stream: Any, out: Any) -> None:
 
 @app.command("rules")
 def list_rules(
-    rules: Annotated[list[Path] | None, typer.Option("--rules")] = None,
+    rules: Rules = None,
     kind: Annotated[str | None, typer.Option(help="failure, symptom, benign or marker")] = None,
 ) -> None:
     """List the signatures and phase markers loglens knows, with their meaning."""
-    k = load_knowledge([str(r) for r in rules or []])
+    k = load_knowledge(rule_dirs(rules))
     if kind in (None, "failure", "symptom", "benign"):
         for s in k.signatures:
             if kind and s.kind != kind:
@@ -195,7 +204,8 @@ def _write(text: str, output: Path | None) -> None:
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
-        output.write_text(text, encoding="utf-8")
+        with atomic(output) as out:
+            out.write(text.encode("utf-8"))
 
 
 register_watch(app)

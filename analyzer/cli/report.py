@@ -12,7 +12,6 @@ import io
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Iterator
 from enum import StrEnum
 from pathlib import Path
@@ -20,6 +19,7 @@ from typing import IO, Annotated
 
 import typer
 
+from analyzer.cli.options import Rules, atomic, refuse_inputs, rule_dirs
 from analyzer.errors import InputError, UsageError
 
 GZIP_MAGIC = b"\x1f\x8b"
@@ -55,8 +55,7 @@ def report(
     no_redact: Annotated[bool, typer.Option(
         "--no-redact", help="Keep hostnames, IPs, user names and tokens (not for sharing).")
     ] = False,
-    rules: Annotated[list[Path] | None, typer.Option(
-        "--rules", help="Extra directory of signature/marker TOML files (repeatable).")] = None,
+    rules: Rules = None,
     year: Annotated[int | None, typer.Option(
         help="Year for timestamps that have none; default: from the log or file mtime.")
     ] = None,
@@ -71,8 +70,8 @@ def report(
         raise UsageError("an HTML report needs -o FILE (e.g. -o report.html), or -o - to "
                          "print it")
     if output is not None and not to_stdout:
-        _refuse_inputs(output, files)
-    data = api.postmortem(files, redact=not no_redact, rules=[str(r) for r in rules or []],
+        refuse_inputs(output, files)
+    data = api.postmortem(files, redact=not no_redact, rules=rule_dirs(rules),
                           year=year)
     text = render_html(data) if format == ReportFormat.HTML else render_markdown(data)
     if to_stdout:
@@ -80,7 +79,7 @@ def report(
         sys.stdout.flush()
     else:
         assert output is not None
-        with _atomic(output) as out:
+        with atomic(output) as out:
             out.write(text.encode("utf-8"))
     rep = data["report"]
     where = "stdout" if to_stdout else str(output)
@@ -103,7 +102,7 @@ def redact(
     if source is not None:
         _check_input(source, file)
         if not to_stdout:
-            _refuse_inputs(output, [file])
+            refuse_inputs(output, [file])
     redactor = Redactor()
     if source is not None and stat.S_ISREG(source.stat().st_mode):
         with _read(source) as lines:  # first pass: learn hostnames, so early lines get them
@@ -114,7 +113,7 @@ def redact(
             count = _write(redactor.lines(lines), sys.stdout.buffer)
         sys.stdout.buffer.flush()
     else:
-        with _read(source) as lines, _atomic(output) as raw:
+        with _read(source) as lines, atomic(output) as raw:
             if str(output).endswith(".gz"):
                 with gzip.GzipFile(fileobj=raw, mode="wb") as zipped:
                     count = _write(redactor.lines(lines), zipped)
@@ -147,28 +146,6 @@ def _check_input(path: Path, shown: str) -> None:
         raise UsageError(f"{shown} is a directory; redact one file at a time")
     if not os.access(path, os.R_OK):
         raise InputError(f"{shown}: permission denied")
-
-
-def _same_file(a: Path, b: Path) -> bool:
-    try:
-        return a.resolve() == b.resolve() or (a.exists() and b.exists() and
-                                              os.path.samefile(a, b))
-    except OSError:
-        return False
-
-
-def _refuse_inputs(output: Path, inputs: list[str]) -> None:
-    """Never write over an input (or a file inside an input directory)."""
-    for name in inputs:
-        if name == "-":
-            continue
-        src = Path(name)
-        if _same_file(output, src):
-            raise UsageError(f"refusing to overwrite the input {name}; choose another -o")
-        with contextlib.suppress(OSError):
-            if src.is_dir() and output.resolve().is_relative_to(src.resolve()):
-                raise UsageError(f"refusing to write inside the input directory {name}; "
-                                 "choose another -o")
 
 
 @contextlib.contextmanager
@@ -213,30 +190,3 @@ def _chunks(text: io.TextIOWrapper) -> Iterator[str]:
         raise InputError(f"cannot read the input: {exc}") from None
 
 
-@contextlib.contextmanager
-def _atomic(path: Path) -> Iterator[IO[bytes]]:
-    """Write to a temporary file next to `path`, then rename: no half-written output."""
-    parent = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
-    except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            yield out
-        os.chmod(tmp, 0o644 & ~_umask())
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
-        raise
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask

@@ -14,6 +14,7 @@ from typing import Annotated
 
 import typer
 
+from analyzer.cli.options import Rules
 from analyzer.errors import UsageError
 
 HELP = (
@@ -49,8 +50,7 @@ def register(app: typer.Typer) -> None:
         history: Annotated[Path | None, typer.Option(
             help="Where phase durations of earlier starts are kept (default: "
                  "$XDG_CACHE_HOME/loglens/history).")] = None,
-        rules: Annotated[list[Path] | None, typer.Option(
-            "--rules", help="Extra directory of signature/marker TOML files (repeatable).")] = None,
+        rules: Rules = None,
     ) -> None:
         """Follow a starting server's log until it is ready, failed or stalled."""
         if os.path.isdir(file):
