@@ -113,3 +113,15 @@ def test_signature_matches_its_examples(sig: knowledge.Signature) -> None:
         if sig.kind != "benign":
             benign = [s.id for s, _ in KNOWLEDGE.match(line) if s.kind == "benign"]
             assert not benign, f"{sig.id}: example hidden by benign {benign}"
+
+
+def test_every_knowledge_entry_carries_real_examples() -> None:
+    """Every signature and marker proves itself with real lines (`examples`), except the
+    entries listed, with the reason, in tests/cases/knowledge_without_examples.txt."""
+    listed_file = ROOT / "tests" / "cases" / "knowledge_without_examples.txt"
+    listed = {ln.strip() for ln in listed_file.read_text(encoding="utf-8").splitlines()
+              if ln.strip() and not ln.startswith("#")}
+    bare = {s.id for s in KNOWLEDGE.signatures if not s.examples} | \
+        {m.id for m in KNOWLEDGE.markers if not m.examples}
+    assert sorted(bare - listed) == [], "entries without examples (add real lines)"
+    assert sorted(listed - bare) == [], "listed entries that have examples now (unlist them)"
