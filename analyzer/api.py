@@ -5,13 +5,8 @@
 
 from __future__ import annotations
 
-import os
 import re
-import shutil
-import sys
-import tempfile
 from collections.abc import Iterable, Iterator, Sequence
-from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -71,6 +66,12 @@ def _sniff(src: Source) -> tuple[int | None, list[re.Pattern[str]]]:
     return year, prefixes.infer(texts, framer.recognised)
 
 
+def _opened(paths: Sequence[str] | Sequence[Source]) -> list[Source]:
+    if paths and all(isinstance(p, Source) for p in paths):
+        return [p for p in paths if isinstance(p, Source)]
+    return open_sources([str(p) for p in paths])
+
+
 def open_inputs(paths: Sequence[str], year: int | None = None) -> list[Input]:
     """Open what the user named; raise InputError with one clear line when unusable."""
     return _with_years(open_sources(list(paths)), year)
@@ -80,11 +81,9 @@ def _with_years(sources: Sequence[Source], year: int | None) -> list[Input]:
     out = []
     for src in sources:
         y = year
-        learned: list[re.Pattern[str]] = []
-        if src.path is not None:
-            sniffed, learned = _sniff(src)
-            if y is None:
-                y = sniffed or src.mtime_year()
+        sniffed, learned = _sniff(src)  # a stream is kept, so stdin can be sniffed too
+        if y is None:
+            y = sniffed or src.mtime_year()
         out.append(Input(src, y, learned))
     return out
 
@@ -94,24 +93,26 @@ def iter_events(inp: Input) -> Iterator[Event]:
     return Pipeline(inp.source.name, inp.year, inp.prefixes).run(inp.source.lines())
 
 
-def events(paths: Sequence[str], year: int | None = None,
+def events(paths: Sequence[str] | Sequence[Source], year: int | None = None,
            notes: list[str] | None = None) -> Iterator[Event]:
     """Events of all inputs, one input after another; reader warnings (a truncated gzip, ...)
     are appended to `notes` when given."""
-    for inp in open_inputs(paths, year):
+    for inp in _with_years(_opened(paths), year):
         yield from iter_events(inp)
         if notes is not None:
             notes.extend(inp.source.stats.warnings)
 
 
-def explain(paths: Sequence[str], *, rules: Sequence[str] = (), year: int | None = None,
-            excerpts: bool = True, fast: bool = True) -> dict[str, Any]:
+def explain(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = (),
+            year: int | None = None, excerpts: bool = True, fast: bool = True
+            ) -> dict[str, Any]:
     """Analyse the inputs and return the explain report (the JSON contract).
 
-    `fast=False` puts every line on the full path (the reference the fast path is tested
-    against); the answers are the same.
+    `paths` may be sources opened already (the post-mortem reads them twice). `fast=False`
+    puts every line on the full path (the reference the fast path is tested against); the
+    answers are the same.
     """
-    sources = open_sources(list(paths))
+    sources = _opened(paths)
     remote = None
     if fast and sources and producer.wanted(sources[0]):  # starts now: overlaps our start-up
         remote = producer.take(sources[0], rules) or producer.RemoteBatches(sources[0], rules)
@@ -265,9 +266,6 @@ def _excerpts(inputs: Sequence[Input], root: Finding, symptoms: list[dict[str, A
               ) -> list[dict[str, Any]]:
     """Re-read the relevant lines (a second, cheap pass) for the report's log excerpts."""
     src = next((i.source for i in inputs if i.source.name == root.source), inputs[0].source)
-    if src.path is None:
-        return [{"title": "root cause", "lines": [{"line": root.line, "text": root.text,
-                                                    "mark": True}]}]
     wanted: dict[int, str] = {}
     windows: list[tuple[str, int, int]] = [
         ("root cause", root.line - EXCERPT_BEFORE, root.line + EXCERPT_AFTER)]
@@ -299,26 +297,11 @@ except Exception:  # a source tree without installed metadata
     VERSION = "dev"
 
 
-@contextmanager
-def _spooled(paths: Sequence[str]) -> Iterator[tuple[list[str], str | None]]:
-    """Stdin can be read only once but the report reads its input twice: spool it."""
-    if "-" not in paths:
-        yield list(paths), None
-        return
-    fd, tmp = tempfile.mkstemp(prefix="loglens-stdin-", suffix=".log")
-    try:
-        with os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(sys.stdin.buffer, out, 1 << 20)
-        yield [tmp if p == "-" else p for p in paths], tmp
-    finally:
-        with suppress(OSError):
-            os.unlink(tmp)
-
-
 def postmortem(paths: Sequence[str], *, redact: bool = True, rules: Sequence[str] = (),
           year: int | None = None) -> dict[str, Any]:
     """Analyse `paths` and collect everything a post-mortem shows; redacted by default."""
-    with _spooled(paths) as (real, tmp):
+    real = open_sources(list(paths))  # opened once: a stream is kept for the second pass
+    try:
         report = explain(real, rules=rules, year=year)
         knowledge = load_knowledge(list(rules))
         root = report.get("root_cause") or {}
@@ -332,11 +315,9 @@ def postmortem(paths: Sequence[str], *, redact: bool = True, rules: Sequence[str
             collector.feed(ev)
         extra = collector.result()
         markers = _markers(report, collector)
-        if tmp is not None:
-            _rename_stdin(report, extra, tmp)
-            for m in markers:
-                if m.get("file") == tmp:
-                    m["file"] = "-"
+    finally:
+        for src in real:
+            src.close()
     data: dict[str, Any] = {
         "schema": POSTMORTEM_SCHEMA,
         "generator": f"loglens {VERSION}",
@@ -375,15 +356,3 @@ def _markers(report: dict[str, Any], col: Collector) -> list[dict[str, Any]]:
                     "label": s.get("reason") or "symptom"})
     return out
 
-
-def _rename_stdin(report: dict[str, Any], extra: dict[str, Any], tmp: str) -> None:
-    """Show `-` instead of the spool file's name."""
-    report["file"] = str(report.get("file", "")).replace(tmp, "-")
-    stats = report.get("stats") or {}
-    if isinstance(stats.get("sources"), list):
-        stats["sources"] = ["-" if s == tmp else s for s in stats["sources"]]
-    root = report.get("root_cause")
-    if isinstance(root, dict) and root.get("file") == tmp:
-        root["file"] = "-"
-    sources = extra["timeline"].get("sources", [])
-    extra["timeline"]["sources"] = ["-" if s == tmp else s for s in sources]

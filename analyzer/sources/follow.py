@@ -18,6 +18,7 @@ later copy as superseding the earlier one.
 from __future__ import annotations
 
 import os
+import stat
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -98,6 +99,7 @@ class Follower:
         self._head = b""  # the file's first bytes: a rewrite (truncate + refill) changes them
         self._last_problem: str | None = None
         self._last_size = -1
+        self._stream = False  # a FIFO or device: read without blocking, no size to compare
 
     # -- public ----------------------------------------------------------------------------
     @property
@@ -149,7 +151,7 @@ class Follower:
             out.append(Notice("rotated", "a new file replaced the old one; line numbers restart"))
             if not self._open(out):
                 return out
-        elif st.st_size < self._pos or self._rewritten(st.st_size):
+        elif not self._stream and (st.st_size < self._pos or self._rewritten(st.st_size)):
             self._release_partial(out, final=True)
             self._new_generation()
             self._pos = 0
@@ -173,8 +175,15 @@ class Follower:
 
     # -- internals ---------------------------------------------------------------------------
     def _open(self, out: list[Item]) -> bool:
+        """Open the file; a FIFO or device is opened non-blocking, so that a FIFO with no
+        writer yet, or one that writes nothing, never stops the poll loop (and --timeout)."""
         try:
-            self._file = open(self.path, "rb")  # noqa: SIM115 - held across polls, closed in close()
+            self._stream = not stat.S_ISREG(os.stat(self.path).st_mode)
+            if self._stream:
+                fd = os.open(self.path, os.O_RDONLY | os.O_NONBLOCK)
+                self._file = os.fdopen(fd, "rb", buffering=0)
+            else:
+                self._file = open(self.path, "rb")  # noqa: SIM115 - held across polls, closed in close()
         except OSError as exc:
             self._problem(out, f"cannot open: {exc.strerror or exc}")
             return False
@@ -186,7 +195,7 @@ class Follower:
         self._head = b""
         self._last_size = -1
         if self.generation == 0:
-            self.initial_size = fst.st_size
+            self.initial_size = fst.st_size if not self._stream else 0
         return True
 
     def _problem(self, out: list[Item], detail: str) -> None:
@@ -231,7 +240,7 @@ class Follower:
             except OSError as exc:
                 self._problem(out, f"read error: {exc.strerror or exc}")
                 return
-            if not chunk:
+            if not chunk:  # EOF, or (None) a stream with nothing to read now
                 return
             total += len(chunk)
             if len(self._head) < HEAD_BYTES and self._pos == len(self._head):

@@ -18,13 +18,14 @@ import os
 import re
 import stat
 import sys
+import tempfile
 import zlib
 from collections.abc import Callable, Generator, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from itertools import chain
 from pathlib import Path
-from typing import TYPE_CHECKING, BinaryIO, cast
+from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 if TYPE_CHECKING:  # polars is imported where it is used: `explain` of a big file
     import polars as pl  # leaves it to a producer process and never needs it here
@@ -88,6 +89,8 @@ class Source:
         self.path = path
         self.stats = SourceStats(name)
         self._gzipped = False  # set once the magic bytes have been read
+        self._cr_lines = False  # set by the sniff: lines end in a bare CR (no LF at all)
+        self._spool: _Spool | None = None  # a stream (pipe, FIFO, stdin), kept for re-reads
         # (first line number, byte offset) of each batch of a plain file: excerpts seek there
         self._marks: list[tuple[int, int]] = []
         # where the last lines are still at hand (a producer process): lo, hi -> lines or None
@@ -109,9 +112,7 @@ class Source:
         stats.warnings.clear()
         problems: list[str] = []
         with self._open() as stream:
-            chunks = self._chunks(stream, problems)
-            head = self._sniff(chunks, problems)
-            yield from self._split(chain(head, chunks))
+            yield from self._split(self._text_chunks(stream, problems))
         for problem in problems:
             count = f"{stats.lines} line{'' if stats.lines == 1 else 's'}"
             stats.warnings.append(f"{problem} after {count}; analysed what was readable")
@@ -134,18 +135,17 @@ class Source:
         lineno = 0
         buf: bytes | bytearray = b""
         with self._open() as stream:
-            chunks = self._chunks(stream, problems)
-            head = self._sniff(chunks, problems)
-            if not self._gzipped and _seekable(stream):
+            chunks = self._text_chunks(stream, problems)
+            if not self._gzipped and not self._cr_lines and _seekable(stream):
                 stream.seek(0)
-                chunks, head = iter(()), []
+                chunks = iter(())
                 buf = yield from self._file_batches(stream, min_bytes, problems)
                 lineno = stats.lines
             parts: list[bytes] = [bytes(buf)] if buf else []
             size = len(buf)
             # gunzip (and pipe reads) in a thread of their own: zlib releases the GIL, so
             # decompression overlaps the split and classification of the batch before
-            for chunk in prefetched(chain(head, chunks), 8, "loglens-inflate"):
+            for chunk in prefetched(chunks, 8, "loglens-inflate"):
                 stats.bytes += len(chunk)
                 parts.append(chunk)
                 size += len(chunk)
@@ -262,8 +262,7 @@ class Source:
                 stream.seek(offset)
                 chunks: Iterable[bytes] = _read_chunks(_reader(stream), problems)
             else:
-                rest = self._chunks(stream, problems)
-                chunks = chain(self._sniff(rest, problems), rest)
+                chunks = self._text_chunks(stream, problems)
             for chunk in chunks:
                 data = carry + chunk if carry else chunk
                 cut = data.rfind(b"\n")
@@ -323,24 +322,59 @@ class Source:
         """
         problems: list[str] = []
         with self._open() as stream:
-            self._sniff(self._chunks(stream, problems), problems)
+            self._text_chunks(stream, problems)
 
     # -- internals -----------------------------------------------------------------
 
     @contextlib.contextmanager
     def _open(self) -> Iterator[BinaryIO]:
-        """Open read-only (the user's files are never modified); stdin is left open."""
+        """Open read-only (the user's files are never modified); stdin is left open.
+
+        A stream (stdin, a pipe, a FIFO, `<(...)`) can be read only once, but the year and
+        prefix sniff, the analysis and the excerpts each read from the start: the first
+        open tees it into an anonymous temporary file, and every read replays that copy
+        before it reads on, so no line is lost and a FIFO is opened once.
+        """
+        if self._spool is not None:
+            yield self._spool.reader()
+            return
         if self.path is None:
             if sys.stdin is None:
                 raise InputError("stdin ('-') is not available")
-            yield sys.stdin.buffer
+            self._spool = _Spool(self.name, sys.stdin.buffer)
+            yield self._spool.reader()
             return
         try:
             stream = open(self.path, "rb")  # noqa: SIM115 - closed below, after the yield
         except OSError as exc:
             raise _os_error(self.name, exc) from None
+        if not _seekable(stream):
+            self._spool = _Spool(self.name, stream)
+            yield self._spool.reader()
+            return
         with stream:
             yield stream
+
+    def close(self) -> None:
+        """Let go of a stream's copy (regular files hold nothing between reads)."""
+        if self._spool is not None:
+            self._spool.close()
+            self._spool = None
+
+    def _text_chunks(self, stream: BinaryIO, problems: list[str]) -> Iterator[bytes]:
+        """The input's text as chunks, refused by `_sniff` if it is empty or not text.
+
+        Old Mac tools and some serial consoles end lines with a bare CR: when the sniffed
+        start holds CRs but no LF at all, each CR ends a line (elsewhere an inner CR is a
+        progress-bar redraw, which the framing stage splits).
+        """
+        chunks = self._chunks(stream, problems)
+        head = self._sniff(chunks, problems)
+        sample = b"".join(head)
+        self._cr_lines = b"\n" not in sample and sample.count(b"\r") >= 2
+        if not self._cr_lines:
+            return chain(head, chunks)
+        return (chunk.replace(b"\r", b"\n") for chunk in chain(head, chunks))
 
     def _chunks(self, stream: BinaryIO, problems: list[str]) -> Iterator[bytes]:
         """Raw or gunzipped chunks; a read/gzip failure ends the stream and is recorded.
@@ -476,6 +510,78 @@ class Source:
         if cut:
             stats.truncated_lines += 1
         return SourceLine(lineno, text, self.name, truncated=cut, replaced=replaced)
+
+
+class _Spool:
+    """A stream read once and kept in an unlinked temporary file for every later read.
+
+    Readers are sequential (one at a time): each replays what was copied so far and then
+    reads on from the stream, copying as it goes. The copy is on disk, not in memory, and
+    disappears with the process whatever happens.
+    """
+
+    def __init__(self, name: str, stream: BinaryIO) -> None:
+        self.name = name
+        self.stream = stream
+        self.copy = tempfile.TemporaryFile(prefix="loglens-stream-")  # noqa: SIM115
+        self.size = 0
+        self.ended = False
+
+    def reader(self) -> BinaryIO:
+        return cast(BinaryIO, _SpoolReader(self))
+
+    def read_at(self, pos: int, size: int) -> bytes:
+        """Up to `size` bytes at `pos`: from the copy, else fresh from the stream."""
+        if size < 0:
+            size = CHUNK_BYTES
+        if pos < self.size:
+            self.copy.seek(pos)
+            return self.copy.read(min(size, self.size - pos))
+        if self.ended:
+            return b""
+        data = _reader(self.stream)(size)
+        if not data:
+            self.ended = True
+            return b""
+        try:
+            self.copy.seek(self.size)
+            self.copy.write(data)
+        except OSError as exc:
+            raise InputError(f"cannot keep a copy of {self.name} to read it again: "
+                             f"{exc.strerror or exc}") from None
+        self.size += len(data)
+        return data
+
+    def close(self) -> None:
+        with contextlib.suppress(OSError):
+            self.copy.close()
+        if self.stream is not getattr(sys.stdin, "buffer", None):
+            with contextlib.suppress(OSError):
+                self.stream.close()
+
+
+class _SpoolReader(io.RawIOBase):
+    """One sequential read of a `_Spool` from its start (not seekable: a stream)."""
+
+    def __init__(self, spool: _Spool) -> None:
+        super().__init__()
+        self._spool = spool
+        self._pos = 0
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int | None = -1) -> bytes:
+        data = self._spool.read_at(self._pos, -1 if size is None else size)
+        self._pos += len(data)
+        return data
+
+    read1 = read
+
+    def readinto(self, buffer: Any) -> int:
+        data = self.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
 
 
 class _Replay:

@@ -109,6 +109,11 @@ class RingSource(Source):
     def lines(self) -> Iterator[SourceLine]:
         yield from list(self._ring)
 
+    def line_range(self, lo: int, hi: int) -> dict[int, str]:
+        """From the ring, never the path: a FIFO cannot be read again, a file may have
+        rotated since, and a line the ring no longer has is simply not excerpted."""
+        return {ln.lineno: ln.text for ln in self._ring if lo <= ln.lineno <= hi}
+
 
 @dataclass
 class RankRow:
