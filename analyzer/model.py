@@ -9,6 +9,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+# A rank, pid, count or metric written with more digits than this is not one: it is clamped
+# (the line stays an event), because int() refuses 4,300+ digits and float() overflows to inf.
+NUMBER_DIGITS = 18
+NUMBER_MAX: int = 10**NUMBER_DIGITS - 1
+FLOAT_MAX = 1e300
+
+
+def bounded_int(text: Any) -> int:
+    """int(text), clamped to +-NUMBER_MAX; raises ValueError like int() for non-numbers."""
+    if isinstance(text, int):
+        return max(-NUMBER_MAX, min(NUMBER_MAX, text))
+    raw = str(text).strip()
+    digits = raw.lstrip("+-").replace("_", "")
+    if len(digits) > NUMBER_DIGITS and digits.isdigit():
+        return -NUMBER_MAX if raw.startswith("-") else NUMBER_MAX
+    return int(raw)
+
+
+def bounded_float(text: Any) -> float:
+    """float(text), clamped to +-FLOAT_MAX (so never inf); NaN stays NaN (a diverged loss)."""
+    value = float(text)
+    if value != value:
+        return value
+    return max(-FLOAT_MAX, min(FLOAT_MAX, value))
+
+
 SYSTEMS = ("sglang", "vllm", "nccl", "torch", "python", "kernel", "other")
 LEVELS = ("debug", "info", "warning", "error", "critical")
 

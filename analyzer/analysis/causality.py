@@ -12,6 +12,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer.analysis.findings import LEXICAL_TIER, Finding, carries_on
+from analyzer.model import bounded_int
 
 
 @dataclass(frozen=True)
@@ -249,7 +250,7 @@ def repeated_by_one_process(findings: list[Finding], ctx: Context) -> None:
         exc = EXC_START.search(text)  # "ValueError: step 0 - extract action failed from: ..."
         key = (f.source, f.pid, exc.group()[:60] if exc else text[:200])
         groups.setdefault(key, []).append(f)
-        times[key] = times.get(key, 0) + 1 + (int(folded.group(1)) if folded else 0)
+        times[key] = times.get(key, 0) + 1 + (bounded_int(folded.group(1)) if folded else 0)
     for key, same in groups.items():
         if times[key] < REPEATS_SURVIVED:
             continue

@@ -16,7 +16,7 @@ from typing import Any
 
 from analyzer.analysis.phases import PhaseTracker
 from analyzer.knowledge import Knowledge
-from analyzer.model import Event
+from analyzer.model import Event, bounded_float, bounded_int
 from analyzer.parse.timestamps import epoch
 from analyzer.report.redact import Redactor
 
@@ -274,7 +274,7 @@ class Collector:
         elif "throughput:" in msg and "Avg" in msg:
             table = VLLM_FIELDS
             m = VLLM_ENGINE.match(msg)
-            who = f"engine {int(m.group(1))}" if m else ""
+            who = f"engine {bounded_int(m.group(1))}" if m else ""
         else:
             return
         if ts is None:  # stats lines carry their own timestamp; one without is not plottable
@@ -289,7 +289,7 @@ class Collector:
                 if len(self.series) >= MAX_SERIES:
                     continue
                 series = self.series[key] = Series(metric, label, unit, who)
-            series.add(ts, float(hit.group(1)) * scale, ev.line_start)
+            series.add(ts, bounded_float(hit.group(1)) * scale, ev.line_start)
 
     # -- memory -------------------------------------------------------------------------
     def _memory(self, ev: Event, msg: str) -> None:
@@ -305,9 +305,9 @@ class Collector:
                                              "timestamp": ev.timestamp, "avail": _Range(),
                                              "usage": _Range(), "who": []}
             if avail:
-                step["avail"].add(float(avail.group(1)))
+                step["avail"].add(bounded_float(avail.group(1)))
             if usage:
-                step["usage"].add(float(usage.group(1)))
+                step["usage"].add(bounded_float(usage.group(1)))
             who = ev.process or (f"rank {ev.rank_number()}" if ev.rank_number() is not None
                                  else "")
             if who and who not in step["who"] and len(step["who"]) < 64:

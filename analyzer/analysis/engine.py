@@ -32,7 +32,7 @@ from analyzer.analysis.findings import (
 )
 from analyzer.analysis.phases import PhaseTracker
 from analyzer.knowledge import Knowledge
-from analyzer.model import Event
+from analyzer.model import Event, bounded_int
 from analyzer.parse.blocks import TRACEBACK_HEAD
 
 BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_error", "pyspy")
@@ -152,7 +152,7 @@ class Analyzer:
         writer's tag: the ordinary output a process printed after its error."""
         m = WRITER_TAG.match(text)
         if m is not None and not TEARDOWN_WORDS.search(text):
-            key = (source, int(m.group(1)))
+            key = (source, bounded_int(m.group(1)))
             self.writer_lines[key] = max(self.writer_lines.get(key, 0), lineno)
 
     def note_ordinary(self, count: int, last_body: str) -> None:
@@ -210,7 +210,7 @@ class Analyzer:
         if ev.system == "nccl" and " rank " in ev.message and ev.process:
             m = NCCL_COMM_RANK.search(ev.message)
             if m:
-                self.nccl_ranks[ev.process] = int(m.group(1))
+                self.nccl_ranks[ev.process] = bounded_int(m.group(1))
 
     def summarise(self, ev: Event) -> bool:
         """Take a line that is only a phase's begin/end marker without analysing it in full,

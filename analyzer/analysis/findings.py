@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from analyzer.knowledge import Knowledge, Signature
-from analyzer.model import Event
+from analyzer.model import Event, bounded_int
 
 SIGNAL_HANDLER = re.compile(r"(?:sig\w*_handler|signal_handler|_handler)$")
 REPORT_BLOCKS = ("pyspy",)
@@ -121,16 +121,16 @@ def _rank_from_groups(f: Finding, ev: Event) -> None:
     g = f.groups
     for key in ("rank", "rank_a", "from_rank"):  # the line names the rank it is about
         if _small(g.get(key)):
-            f.rank, f.rank_source = int(g[key]), "message"
+            f.rank, f.rank_source = bounded_int(g[key]), "message"
             return
     if f.rank is not None:
         return
     for value in (g.get("gpu"), g.get("device"), ev.fields.get("device")):
         if _small(value):
-            f.rank, f.rank_source = int(str(value)), "device"
+            f.rank, f.rank_source = bounded_int(str(value)), "device"
             return
     if _small(g.get("local_rank")):  # a launcher's "local_rank: 3": the node's rank
-        f.rank, f.rank_source = int(g["local_rank"]), "local"
+        f.rank, f.rank_source = bounded_int(g["local_rank"]), "local"
 
 
 def _small(value: object) -> bool:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from typing import Any
 
+from analyzer.model import bounded_float
+
 
 def _num(value: Any) -> float | None:
     try:
-        return float(str(value).replace(",", ""))
+        return bounded_float(str(value).replace(",", ""))
     except (TypeError, ValueError):
         return None
 

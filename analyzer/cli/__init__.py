@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import json
 import os
 import shutil
 import sys
@@ -26,6 +25,7 @@ from analyzer.cli.watch import register as register_watch
 from analyzer.errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, ExitCode, LoglensError, UsageError
 from analyzer.knowledge import load as load_knowledge
 from analyzer.report import FormatType, render
+from analyzer.report.jsonfmt import dumps
 
 EXIT_INTERNAL = ExitCode.INTERNAL
 app = typer.Typer(
@@ -118,7 +118,7 @@ def events(
             if format == EventFormat.JSONL:
                 for ev in stream:
                     rec: dict[str, Any] = ev.as_record()
-                    out.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+                    out.write(dumps(rec, ensure_ascii=False, default=str) + "\n")
             elif format == EventFormat.CSV:
                 first = True
                 for frame in _event_frames(stream):

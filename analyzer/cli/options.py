@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import stat
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -35,7 +36,7 @@ def same_file(a: Path, b: Path) -> bool:
     try:
         return a.resolve() == b.resolve() or (a.exists() and b.exists() and
                                               os.path.samefile(a, b))
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a symlink loop (before Python 3.13)
         return False
 
 
@@ -47,7 +48,7 @@ def refuse_inputs(output: Path, inputs: Sequence[str]) -> None:
         src = Path(name)
         if same_file(output, src):
             raise UsageError(f"refusing to overwrite the input {name}; choose another -o")
-        with contextlib.suppress(OSError):
+        with contextlib.suppress(OSError, RuntimeError):
             if src.is_dir() and output.resolve().is_relative_to(src.resolve()):
                 raise UsageError(f"refusing to write inside the input directory {name}; "
                                  "choose another -o")
@@ -55,25 +56,50 @@ def refuse_inputs(output: Path, inputs: Sequence[str]) -> None:
 
 @contextlib.contextmanager
 def atomic(path: Path) -> Iterator[IO[bytes]]:
-    """Write to a temporary file next to `path`, then rename: no half-written output."""
-    parent = path.parent if str(path.parent) else Path(".")
+    """Write `path` so that a failure leaves what was there intact.
+
+    A regular file (or a new one) is written to a temporary file next to it, synced and
+    renamed into place, keeping an existing file's permissions; a symlink is followed, so
+    the link stays a link. Anything else that exists (a device such as /dev/null or
+    /dev/stdout, a FIFO) is opened and written to, never replaced.
+    """
+    target = Path(os.path.realpath(path))
     try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=parent)
+        info: os.stat_result | None = os.stat(target)
+    except FileNotFoundError:
+        info = None
     except OSError as exc:
-        raise InputError(f"cannot write {path}: {exc.strerror}") from None
-    try:
-        with os.fdopen(fd, "wb") as out:
-            yield out
-        os.chmod(tmp, 0o644 & ~_umask())
-        os.replace(tmp, path)
-    except OSError as exc:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp)
         raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
-    except BaseException:
+    if info is not None and stat.S_ISDIR(info.st_mode):
+        raise InputError(f"cannot write {path}: it is a directory; name a file with -o")
+    if info is not None and not stat.S_ISREG(info.st_mode):
+        with _write_errors(path), open(target, "wb") as stream:  # written, not replaced
+            yield stream
+        return
+    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
+    with _write_errors(path):
+        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp",
+                                   dir=target.parent)
+    try:
+        with _write_errors(path), os.fdopen(fd, "wb") as out:
+            yield out
+            out.flush()
+            os.fsync(out.fileno())
+        with _write_errors(path):
+            os.chmod(tmp, mode)
+            os.replace(tmp, target)
+    finally:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
-        raise
+
+
+@contextlib.contextmanager
+def _write_errors(path: Path) -> Iterator[None]:
+    """ENOSPC, EFBIG, EACCES, ELOOP, ... as one line and exit 2."""
+    try:
+        yield
+    except OSError as exc:
+        raise InputError(f"cannot write {path}: {exc.strerror or exc}") from None
 
 
 def _umask() -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import gc
 import os
 import sys
+import urllib.parse
 from pathlib import Path
 from typing import Annotated
 
@@ -55,8 +56,8 @@ def register(app: typer.Typer) -> None:
         """Follow a starting server's log until it is ready, failed or stalled."""
         if os.path.isdir(file):
             raise UsageError(f"{file} is a directory; watch follows one log file")
-        if health_url is not None and not health_url.startswith(("http://", "https://")):
-            raise UsageError("--health-url must start with http:// or https://")
+        if health_url is not None:
+            _check_url(health_url)
         from analyzer.watch.history import default_history_dir  # only when watching
         from analyzer.watch.loop import WatchOptions, watch
 
@@ -104,3 +105,18 @@ def main(argv: list[str] | None = None) -> int:
 
 if __name__ == "__main__":
     sys.exit(main())
+
+
+def _check_url(url: str) -> None:
+    """A --health-url urllib can open: http(s), a host, a valid port (else exit 2, one line)."""
+    if not url.startswith(("http://", "https://")):
+        raise UsageError("--health-url must start with http:// or https://")
+    try:
+        parts = urllib.parse.urlsplit(url)
+        port = parts.port  # raises for a port that is not a number or out of range
+    except ValueError as exc:
+        raise UsageError(f"--health-url {url!r} is not a valid URL ({exc})") from None
+    if not parts.hostname:
+        raise UsageError(f"--health-url {url!r} names no host")
+    del port
+

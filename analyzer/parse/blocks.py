@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from analyzer.model import Event, Frame
+from analyzer.model import Event, Frame, bounded_float, bounded_int
 from analyzer.parse import structure
 from analyzer.parse.framing import PROC_RANKS, RANK_KEYS
 
@@ -92,8 +92,8 @@ QUIET_KINDS = ("pyspy",)  # blocks that report state, not a failure: no level of
 def count(text: str) -> int:
     """A tqdm count as an int: "12" -> 12, "7.30k" -> 7300."""
     if text[-1] in SCALE:
-        return round(float(text[:-1]) * SCALE[text[-1]])
-    return int(float(text))
+        return bounded_int(round(bounded_float(text[:-1]) * SCALE[text[-1]]))
+    return bounded_int(int(bounded_float(text)))
 
 
 def identity(frame: Frame) -> tuple[str, ...]:
@@ -314,7 +314,7 @@ class Block:
                                                   "faulthandler", "pyspy") else "torch"
         if self.kind == "pyspy" and not ev.rank:  # "Process 310: sglang::scheduler_TP7"
             for key, num in PROC_RANKS.findall(str(fields.get("process") or "")):
-                ev.rank[RANK_KEYS.get(key, key.lower())] = int(num)
+                ev.rank[RANK_KEYS.get(key, key.lower())] = bounded_int(num)
         stmt = fields.get("statement_index")
         if isinstance(stmt, int) and 0 <= stmt < len(self.frames):
             fields["statement_line"] = self.frames[stmt].lineno
@@ -427,7 +427,7 @@ def _pyspy_fields(bodies: list[str]) -> dict[str, Any]:
         text = body.rstrip()
         if m := PYSPY_START.match(text):
             out["process"] = text[len("Process "):]
-            out["pid"] = int(text[len("Process "):].split(":", 1)[0])
+            out["pid"] = bounded_int(text[len("Process "):].split(":", 1)[0])
         elif text.startswith("Python v"):
             out["python"] = text[len("Python "):]
         elif m := PYSPY_THREAD.match(text):
@@ -436,7 +436,7 @@ def _pyspy_fields(bodies: list[str]) -> dict[str, Any]:
             out["threads"].append(thread)
         elif (m := PYSPY_FRAME.match(text)) and thread is not None:
             thread["frames"].append({"func": m["func"], "file": m["file"],
-                                     "line": int(m["line"]), "index": i})
+                                     "line": bounded_int(m["line"]), "index": i})
     return out
 
 
@@ -491,7 +491,7 @@ def line_event(frame: Frame) -> Event:
         kind = "progress"
         last = progress[-1]
         fields.update(desc=(last["desc"] or "").strip(), n=count(last["n"]),
-                      total=count(last["total"]), percent=int(last["pct"]),
+                      total=count(last["total"]), percent=bounded_int(last["pct"]),
                       elapsed=last["elapsed"], remaining=last["remaining"], rate=last["rate"])
         if len(progress) > 1:
             fields["states"] = [{"desc": (p["desc"] or "").strip(), "n": count(p["n"]),
@@ -500,7 +500,7 @@ def line_event(frame: Frame) -> Event:
     if bar is not None:  # a bar the record was glued to: its states, the record's kind
         glued = [st for seg in bar.split("\r") if (st := parse_progress(seg))]
         fields["progress"] = [{"desc": st["desc"], "n": count(st["n"]),
-                               "total": count(st["total"]), "percent": int(st["pct"])}
+                               "total": count(st["total"]), "percent": bounded_int(st["pct"])}
                               for st in glued]
     if "server_args=ServerArgs(" in msg:
         kind = "config"

@@ -13,7 +13,7 @@ from collections.abc import Callable, Sequence
 from functools import cache
 from typing import Any
 
-from analyzer.model import Frame, Head, Prefix, SourceLine
+from analyzer.model import Frame, Head, Prefix, SourceLine, bounded_int
 from analyzer.parse import grammars
 from analyzer.parse.timestamps import MONTHS, YearResolver, iso
 
@@ -113,7 +113,7 @@ class Framer:
             m = C10_RANK.search(frame.message)
             if m and (frame.head is None or frame.head.system in ("torch", "ray")):  # Ray
                 # relays a torch C++ exception's what(): "[PG 0 (default_pg) Rank 0] ..."
-                frame.rank["global"] = int(m.group(1))
+                frame.rank["global"] = bounded_int(m.group(1))
         return frame
 
     def timestamp(self, line: SourceLine) -> str | None:
@@ -210,23 +210,23 @@ class Framer:
                     frame.process = f["RAY_DAEMON"]
                     continue
                 name = f.get("PROC_NAME", "").strip()
-                frame.pid = int(f["INT"])
+                frame.pid = bounded_int(f["INT"])
                 frame.process = name or f"pid={f['INT']}"
                 if "PROC_RANK" in f:
-                    frame.rank["global"] = int(f["PROC_RANK"].strip().split("=")[1])
+                    frame.rank["global"] = bounded_int(f["PROC_RANK"].strip().split("=")[1])
                 for key, num in PROC_RANKS.findall(name):
-                    frame.rank[RANK_KEYS.get(key, key.lower())] = int(num)
+                    frame.rank[RANK_KEYS.get(key, key.lower())] = bounded_int(num)
                 dp = ENGINE_CORE_DP.match(name)
                 if dp:
-                    frame.rank["dp"] = int(dp.group(1))
+                    frame.rank["dp"] = bounded_int(dp.group(1))
                 if name.startswith(VLLM_PROCS):
                     self.system_hint = "vllm"
             elif p.kind == "rank":
-                frame.rank["global"] = int(f["INT"])
+                frame.rank["global"] = bounded_int(f["INT"])
             elif p.kind == "mpirun":  # "[jobid,rank]<stdout>:"; _clean_fields joined the INTs
                 ints = f.get("INT", "").split(",")
                 if len(ints) == 2 and ints[1].isdigit():
-                    frame.rank["global"] = int(ints[1])
+                    frame.rank["global"] = bounded_int(ints[1])
 
     # -- heads ----------------------------------------------------------------------------
     def _head(self, body: str, prefixes: list[Prefix]) -> tuple[Head, int] | None:
@@ -314,7 +314,7 @@ class Framer:
             for tag in tag_list:
                 m = SGLANG_TAG.fullmatch(tag)
                 if m:
-                    head.rank[RANK_KEYS[m.group(1)]] = int(m.group(2))
+                    head.rank[RANK_KEYS[m.group(1)]] = bounded_int(m.group(2))
             if tag_list:
                 head.process = " ".join(tag_list)
                 self.system_hint = "sglang"
@@ -331,13 +331,13 @@ class Framer:
             head.system = "nccl"
             ints = f.get("INT")
             int_list = ints if isinstance(ints, list) else [str(ints)]
-            head.pid = int(int_list[0])
+            head.pid = bounded_int(int_list[0])
             head.process = f"{f['NCCL_HOST']}:{int_list[0]}"
             level = str(f.get("NCCL_LEVEL", "INFO"))
             head.level = {"INFO": "info", "WARN": "warning", "TRACE": "debug", "CALL": "debug",
                           "ERROR": "error"}.get(level)
             if "NCCL_DEV" in f:
-                head.fields["device"] = int(str(f["NCCL_DEV"]))
+                head.fields["device"] = bounded_int(str(f["NCCL_DEV"]))
             if "NCCL_SRC" in f:
                 head.site = f"{f['NCCL_SRC']}:{f['NCCL_LINE']}"
             if "NCCL_FUNC" in f:
@@ -350,12 +350,12 @@ class Framer:
             when = f.get("C10_WHEN")
             if when:
                 parts = str(when).split()
-                md = int(parts[0])
+                md = bounded_int(parts[0])
                 month, day = md // 100, md % 100
                 if 1 <= month <= 12:
                     head.timestamp = iso(self.years.month(month), month, day, parts[1][:8])
                 if len(parts) > 2:
-                    head.pid = int(parts[2])
+                    head.pid = bounded_int(parts[2])
         elif rule == "glog":
             head.system = "torch"
             sev = str(f["GLOG_SEV"])
@@ -364,7 +364,7 @@ class Framer:
             if 1 <= month <= 12:
                 head.timestamp = iso(self.years.month(month), month, day, str(f["TIME"]),
                                      f.get("FRAC"))
-            head.pid = int(str(f["INT"]))
+            head.pid = bounded_int(str(f["INT"]))
             head.process = f"pid={f['INT']}"
             head.site = str(f["SRCSITE"])
         elif rule == "ray_cpp":
@@ -373,7 +373,7 @@ class Framer:
             head.level = SEVERITY_LETTERS.get(str(f["RAY_SEV"]), "critical")
             ids = f.get("RAY_ID")
             int_list = ids if isinstance(ids, list) else [str(ids)]
-            head.pid = int(int_list[0])
+            head.pid = bounded_int(int_list[0])
             component = str(f.get("RAY_COMPONENT") or "").strip(" ()")
             head.process = f"{component or 'ray'} pid={int_list[0]}"
             head.site = str(f["SRCSITE"])

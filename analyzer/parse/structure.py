@@ -37,6 +37,7 @@ from lark import Lark, Token, Transformer, Tree, v_args
 from lark.exceptions import UnexpectedInput
 
 from analyzer.cache import lark_cache
+from analyzer.model import bounded_int
 from analyzer.parse.grammars import grammar_dir
 
 Json = dict[str, Any]
@@ -123,13 +124,13 @@ class _DumpRows(Transformer[Token, Any]):
         lineno = k["LINENO"]
         return "frame", (
             k["PATH"].strip()[1:-1],
-            int(lineno) if lineno.isdigit() else 0,
+            bounded_int(lineno) if lineno.isdigit() else 0,
             k.get("REST", "").strip(),
             k["FRAME_HEAD"][:1] in (" ", "\t"),
         )
 
     def repeated(self, kids: list[Any]) -> tuple[str, tuple[Any, ...]]:
-        return "repeated", (int(_kids(kids)["INT"]),)
+        return "repeated", (bounded_int(_kids(kids)["INT"]),)
 
     def carets(self, kids: list[Any]) -> tuple[str, tuple[Any, ...]]:
         return "carets", ()
@@ -193,7 +194,7 @@ class _DumpRows(Transformer[Token, Any]):
         address, _, library = loc.partition(" in ")
         offset = k.get("CPP_OFFSET", "").replace("+", "").strip()
         return "cpp_frame", (
-            int(k["INT"]),
+            bounded_int(k["INT"]),
             k.get("CPP_SYMBOL", "").strip() or None,
             offset or None,
             address or None,
@@ -201,12 +202,12 @@ class _DumpRows(Transformer[Token, Any]):
         )
 
     def bt_head(self, kids: list[Any]) -> tuple[str, tuple[Any, ...]]:
-        return "bt_head", (int(_kids(kids)["INT"]),)
+        return "bt_head", (bounded_int(_kids(kids)["INT"]),)
 
     def bt_frame(self, kids: list[Any]) -> tuple[str, tuple[Any, ...]]:
         k = _kids(kids)
         return "bt_frame", (
-            int(k["BT_NUM"]),
+            bounded_int(k["BT_NUM"]),
             k["BT_ADDR"].strip(),
             k.get("BT_FUNC", "").strip() or None,
             k.get("BT_LOC", "").strip() or None,
@@ -214,7 +215,7 @@ class _DumpRows(Transformer[Token, Any]):
 
     def caught_signal(self, kids: list[Any]) -> tuple[str, tuple[Any, ...]]:
         k = _kids(kids)
-        return "caught_signal", (int(k["INT"]), k.get("REST", "").strip())
+        return "caught_signal", (bounded_int(k["INT"]), k.get("REST", "").strip())
 
     def source(self, kids: list[Any]) -> tuple[str, tuple[Any, ...]]:
         return "source", ()
@@ -254,7 +255,7 @@ class _ElasticRows(Transformer[Token, Any]):
         return "root_head", ()
 
     def entry(self, kids: list[Any]) -> tuple[str, tuple[Any, ...]]:
-        return "entry", (int(kids[0]),)
+        return "entry", (bounded_int(kids[0]),)
 
     def rank_field(self, kids: list[Any]) -> tuple[str, tuple[Any, ...]]:
         ints = [int(t) for t in kids if isinstance(t, Token) and t.type == "INT"]
@@ -263,7 +264,8 @@ class _ElasticRows(Transformer[Token, Any]):
     def exitcode_field(self, kids: list[Any]) -> tuple[str, tuple[Any, ...]]:
         k = _kids(kids)
         pid = k.get("INT")
-        return "field", ("exitcode", int(k["SIGNED_INT"]), int(pid) if pid else None)
+        return "field", ("exitcode", bounded_int(k["SIGNED_INT"]),
+                         bounded_int(pid) if pid else None)
 
     def text_field(self, kids: list[Any]) -> tuple[str, tuple[Any, ...]]:
         k = _kids(kids)
@@ -356,7 +358,8 @@ def _fallback_rows(lines: list[str]) -> list[_Row]:
         elif "Fatal Python error:" in s:
             rows.append(_Row("fatal", -1, (s.split("Fatal Python error:", 1)[1],)))
         elif m := _FB_FRAME.match(line):
-            rows.append(_Row("frame", -1, (m[1], int(m[2]), m[3].strip(), line[:1] in " \t")))
+            rows.append(_Row("frame", -1,
+                             (m[1], bounded_int(m[2]), m[3].strip(), line[:1] in " \t")))
         elif line[:1] in " \t":
             rows.append(_Row("source", -1, ()))
         elif m := _FB_EXC.match(line):
@@ -961,10 +964,10 @@ def _elastic_fallback_rows(lines: list[str]) -> list[_Row]:
         elif s.endswith("Failures:"):
             rows.append(_Row("failures_head", -1, ()))
         elif m := _FB_ENTRY.match(line):
-            rows.append(_Row("entry", -1, (int(m[1]),)))
+            rows.append(_Row("entry", -1, (bounded_int(m[1]),)))
         elif m := _FB_FIELD.match(line):
             key, value = m[1], m[2].rstrip()
-            ints: list[int | None] = [int(x) for x in _FB_INTS.findall(value)]
+            ints: list[int | None] = [bounded_int(x) for x in _FB_INTS.findall(value)]
             ints += [None, None]
             if key in ("rank", "exitcode") and ints[0] is not None:
                 rows.append(_Row("field", -1, (key, ints[0], ints[1])))
@@ -1249,7 +1252,7 @@ def parse_worknccl(text: str) -> Json:
                     key, value = node.children
                     out[str(key)] = _work_value(value)
                 elif node.data == "ran":
-                    ran_for = int(node.children[0])
+                    ran_for = bounded_int(node.children[0])
             out["ran_for_ms"] = ran_for
             out["parsed_by"] = "lark"
             return out
@@ -1257,9 +1260,9 @@ def parse_worknccl(text: str) -> Json:
         pass
     s = str(text)
     for key, value in _FB_WORK_FIELD.findall(s):
-        out[key] = int(value) if value.lstrip("-").isdigit() else value
+        out[key] = bounded_int(value) if value.lstrip("-").isdigit() else value
     ran = _FB_RAN.search(s)
-    out["ran_for_ms"] = int(ran[1]) if ran else None
+    out["ran_for_ms"] = bounded_int(ran[1]) if ran else None
     out["parsed_by"] = "fallback"
     return out
 
@@ -1267,7 +1270,7 @@ def parse_worknccl(text: str) -> Json:
 def _work_value(node: Tree[Token]) -> Any:
     toks = [str(t) for t in node.children]
     if node.data == "int":
-        return int(toks[0])
+        return bounded_int(toks[0])
     if node.data == "ints":
-        return [int(t) for t in toks]
+        return [bounded_int(t) for t in toks]
     return toks[0]

@@ -9,6 +9,7 @@ so the shared helpers below neutralise it before any renderer lays it out.
 
 from __future__ import annotations
 
+import datetime as _dt
 import math
 import re
 from collections.abc import Mapping
@@ -224,3 +225,15 @@ def lane_label(rank: Any, process: Any) -> str:
             return proc
         return f"rank {rank}" + (f" ({proc})" if proc else "")
     return proc or "(no rank)"
+
+
+_EPOCH = _dt.datetime(1970, 1, 1)
+_LAST = (_dt.datetime.max - _EPOCH).total_seconds() - 1  # - 1: float rounding
+_FIRST = (_dt.datetime.min - _EPOCH).total_seconds() + 1
+
+
+def moment(t: float) -> _dt.datetime:
+    """Seconds of the log's own clock back to a datetime, clamped to what datetime holds:
+    a log dated 9999-12-31 plus a rounded-up axis tick must draw, not overflow."""
+    return _EPOCH + _dt.timedelta(seconds=min(max(t, _FIRST), _LAST))
+

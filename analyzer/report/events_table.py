@@ -9,6 +9,7 @@ from typing import Any
 import polars as pl
 
 from analyzer.model import Event
+from analyzer.report.jsonfmt import dumps
 
 EVENT_SCHEMA: dict[str, Any] = {
     "line_start": pl.Int64,
@@ -32,7 +33,7 @@ def _row(ev: Event) -> dict[str, Any]:
     rec = ev.as_record()
     rec["rank"] = json.dumps(rec["rank"], sort_keys=True)
     rec["line_ranges"] = json.dumps(rec["line_ranges"]) if rec["line_ranges"] else None
-    rec["fields"] = json.dumps(rec["fields"], ensure_ascii=False, default=str)
+    rec["fields"] = dumps(rec["fields"], ensure_ascii=False, default=str)
     rec["source"] = ev.source
     return rec
 

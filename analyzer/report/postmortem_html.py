@@ -12,7 +12,6 @@ Input is the dict from `analyzer.api.postmortem` (already redacted there).
 
 from __future__ import annotations
 
-import datetime as _dt
 import html
 import math
 import re
@@ -20,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from itertools import pairwise
 from typing import Any
 
-from analyzer.report import IMPORTANT_ARGS, human_duration, line_text
+from analyzer.report import IMPORTANT_ARGS, human_duration, line_text, moment
 from analyzer.report import lane_label as who
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:"
@@ -76,13 +75,12 @@ def _fmt(value: Any, digits: int = 2) -> str:
 
 # --------------------------------------------------------------------------- time axis
 def _clock(t: float, with_date: bool = False, seconds: bool = True) -> str:
-    moment = _dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=t)
     fmt = ("%m-%d " if with_date else "") + ("%H:%M:%S" if seconds else "%H:%M")
-    return moment.strftime(fmt)
+    return moment(t).strftime(fmt)
 
 
 def _date(t: float) -> str:
-    return (_dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=t)).strftime("%Y-%m-%d")
+    return (moment(t)).strftime("%Y-%m-%d")
 
 
 TIME_STEPS = (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800, 21600,

@@ -3,10 +3,9 @@ monospace timeline chart, the metrics and the environment, within GitHub's comme
 
 from __future__ import annotations
 
-import datetime as _dt
 from typing import Any
 
-from analyzer.report import IMPORTANT_ARGS, FormatType, lane_label, render
+from analyzer.report import IMPORTANT_ARGS, FormatType, lane_label, moment, render
 from analyzer.report.markdown import code, code_block, inline
 
 MARKDOWN_LIMIT = 60_000
@@ -126,7 +125,7 @@ def _free_letter(phase: str, letters: dict[str, str]) -> str:
 
 
 def _clock(t: float) -> str:
-    return (_dt.datetime(1970, 1, 1) + _dt.timedelta(seconds=t)).strftime("%H:%M:%S")
+    return (moment(t)).strftime("%H:%M:%S")
 
 
 def _fmt(v: Any) -> str:

@@ -12,7 +12,6 @@ if TYPE_CHECKING:
     from analyzer.watch.loop import Verdict, Watch
 
 
-import json
 import math
 import os
 import sys
@@ -20,6 +19,7 @@ import time
 from typing import Any, TextIO
 
 from analyzer.report import FormatType, human_duration, render
+from analyzer.report.jsonfmt import dumps
 
 # --------------------------------------------------------------------------- outputs
 MAX_ROWS = 16  # rank rows in the live table
@@ -96,7 +96,7 @@ class JsonOutput(Output):
     def _emit(self, record: dict[str, Any]) -> None:
         rec = {**record, "t": round(time.monotonic() - self.t0, 3)}
         try:
-            self.stream.write(json.dumps(rec, ensure_ascii=False, default=str) + "\n")
+            self.stream.write(dumps(rec, ensure_ascii=False, default=str) + "\n")
             self.stream.flush()
         except BrokenPipeError:
             pass

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from analyzer.analysis.phases import Key
-from analyzer.model import SourceLine
+from analyzer.model import SourceLine, bounded_float
 from analyzer.parse.blocks import line_event
 from analyzer.parse.framing import Framer
 from analyzer.report import human_duration
@@ -35,7 +35,7 @@ def _tqdm_rate(text: str | None) -> float | None:
     if not m:
         return None
     try:
-        value = float(m.group(1))
+        value = bounded_float(m.group(1))
     except ValueError:
         return None
     if value <= 0:
@@ -96,7 +96,7 @@ def _count(value: Any) -> int:
     if isinstance(value, int):
         return value
     try:
-        return int(float(str(value)))
+        return int(bounded_float(str(value)))
     except ValueError:
         return 0
 
