@@ -35,6 +35,17 @@ def bounded_float(text: Any) -> float:
     return max(-FLOAT_MAX, min(FLOAT_MAX, value))
 
 
+CONTAINER_PREFIXES = ("compose", "kubectl")  # wrappers that name a restartable container
+
+
+def container_of(prefixes: Any) -> str | None:
+    """The container named by the first compose/kubectl wrapper among `prefixes`."""
+    for p in prefixes:
+        if p.kind in CONTAINER_PREFIXES:
+            return str(p.text).strip().rstrip("|").strip() or None
+    return None
+
+
 SYSTEMS = ("sglang", "vllm", "nccl", "torch", "python", "kernel", "other")
 LEVELS = ("debug", "info", "warning", "error", "critical")
 
@@ -124,6 +135,8 @@ class Event:
     pid: int | None = None  # the writer's pid, where a wrapper or head names it
     offsets: list[int] = field(default_factory=list)  # where each line's record starts in
     # `clean`, after its wrappers (empty: at 0)
+    container: str | None = None  # the compose service / kubectl pod a wrapper names: the
+    # unit an orchestrator restarts (not part of the public record)
 
     def offset(self, i: int) -> int:
         """Where line i's record starts in `clean[i]`, after its wrappers."""
@@ -131,9 +144,12 @@ class Event:
 
     def rank_number(self) -> int | None:
         """The one rank number worth showing: global, else TP, else the first known."""
-        for key in ("global", "tp", "pp", "dp", "ep"):
-            if key in self.rank:
-                return self.rank[key]
+        rank = self.rank
+        if "global" not in rank and "dp" in rank and "ep" in rank:
+            return rank["ep"]  # vLLM's Worker_DP3_TP1_EP13: the EP group spans DP x TP
+        for key in ("global", "tp", "pp", "dp", "ep", "task"):
+            if key in rank:
+                return rank[key]
         return None
 
     def line_ranges(self) -> list[list[int]] | None:

@@ -60,9 +60,11 @@ def explained_failures(findings: list[Finding], ctx: Context) -> None:
     explainers = [f for f in findings if f.tier <= 2 and f.sig and f.sig.explains
                   and not f.resolved]
     for f in findings:
-        if f in explainers or f.tier > 2:
+        if f.tier > 2:
             continue
-        for ex in explainers:
+        for ex in explainers:  # an explainer can be explained in turn (bind -> listen -> nonce)
+            if ex is f or (f.sig is not None and ex.sig_id in f.sig.explains):
+                continue
             if f.sig_id in ex.sig.explains or (f.category and f.category in ex.sig.explains):  # type: ignore[union-attr]
                 f.kind, f.tier = "symptom", 3
                 f.reason = f"explained by line {ex.line} ({ex.sig_id})"
@@ -342,7 +344,7 @@ RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_error
 
 
 def survived(findings: list[Finding], alive_after: Callable[[int], int],
-             ready_after: Callable[[int], bool]) -> list[Finding]:
+             ready_after: Callable[[Finding], bool]) -> list[Finding]:
     """Signal: the server reached ready, or kept serving requests successfully, after an error.
     Why: an error the process outlived (a failed request, a retried download, an optional
     import) did not kill it; it is reported as a non-fatal error, not as the cause.
@@ -351,7 +353,7 @@ def survived(findings: list[Finding], alive_after: Callable[[int], int],
     for f in findings:
         if f.tier > 2 or f.resolved:
             continue
-        if ready_after(f.line) or alive_after(f.line) >= SURVIVED_AFTER:
+        if ready_after(f) or alive_after(f.line) >= SURVIVED_AFTER:
             f.kind, f.tier = "nonfatal", 8
             f.reason = "the server kept running after it (ready or serving lines follow)"
             out.append(f)

@@ -25,6 +25,7 @@ from analyzer.analysis.findings import (
     DECORATION,
     LEXICAL_TIER,
     TROUBLE_WORDS,
+    WARN_IS_ERROR,
     Finding,
     block_findings,
     line_findings,
@@ -273,8 +274,11 @@ class Analyzer:
             rule(findings, ctx)
         single_input = self.input_index == 0
         if single_input:
-            for f in survived(findings, ph.alive_after,
-                              lambda line: ph.ready_line is not None and ph.ready_line > line):
+            for f in self._restarted_and_came_up(findings):
+                self._warning(f, benign=False)
+            for f in survived(findings, ph.alive_after, self._ready_after):
+                self._warning(f, benign=False)
+            for f in self._warned_and_went_on(findings):
                 self._warning(f, benign=False)
         root = choose_root(findings, by_time=self.input_index > 0)
         if root is None and single_input:
@@ -327,6 +331,54 @@ class Analyzer:
                 f.kind, f.tier = "nonfatal", 8
                 f.reason = ("a printed stack (frames with no traceback header and no exception "
                             "line) that the log went on after: not a failure")
+
+    def _ready_after(self, f: Finding) -> bool:
+        """Whether the server came up after `f`: when wrappers name containers, only a ready
+        line of f's own container counts (another service's start-up excuses nothing)."""
+        ph = self.phases
+        if f.container is not None and ph.ready_containers:
+            return ph.ready_again(f.line, f.container) is not None
+        return ph.ready_line is not None and ph.ready_line > f.line
+
+    def _restarted_and_came_up(self, findings: list[Finding]) -> list[Finding]:
+        """Signal: a failure in a container (a compose service, a pod) that the same
+        container's log later shows ready again. Why: its orchestrator restarted it and it
+        came up; at the end of the log the service runs, so the failure is reported as one
+        it recovered from, not as the state of the log. Example:
+        vllm-docker-compose-dual-qwen35-awq-one-gpu-kv-cache-negative-container-restart-healthy."""
+        out: list[Finding] = []
+        for f in findings:
+            if f.tier > 2 or f.resolved:
+                continue
+            again = self.phases.ready_again(f.line, f.container)
+            if again is None:
+                continue
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = f"its container restarted and came up again (ready at line {again})"
+            out.append(f)
+        return out
+
+    def _warned_and_went_on(self, findings: list[Finding]) -> list[Finding]:
+        """Signal: a failure signature on a WARNING-level line, after which the job went on
+        printing ordinary lines and nothing at error level, no traceback, no death report
+        followed. Why: a warning is the writer's own judgement that it can continue (vLLM's
+        "Failed to import from vllm._C" on a plugin platform that never needs it); when
+        nothing fails after it, it cannot be what ended the log, which is then read as a
+        stall, a start-up in progress or a success. Example:
+        vllm-ascend-310p3-qwen3-06b-engine-core-stuck-after-init-waiting-core-engine-hang."""
+        out: list[Finding] = []
+        for f in findings:
+            if (f.tier > 2 or f.resolved or f.level != "warning" or f.block is not None
+                    or f.system in WARN_IS_ERROR or not self._went_on(f)):
+                continue
+            if any(g.seq > f.seq and g.tier <= 3 and not g.resolved
+                   and (g.level in ("error", "critical") or g.block is not None)
+                   for g in findings):
+                continue
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = "a warning the job went on past; nothing failed after it"
+            out.append(f)
+        return out
 
     def _went_on(self, f: Finding) -> bool:
         """Whether the job printed ordinary lines after `f`, as a live job does."""

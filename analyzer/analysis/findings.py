@@ -90,6 +90,8 @@ class Finding:
     # "local": a launcher's local_rank
     block_start: int | None = None  # first line of the block the finding belongs to
     level: str | None = None  # the record's level, where its format says
+    system: str = ""  # the writer's system (NCCL's WARN is its error level: WARN_IS_ERROR)
+    container: str | None = None  # the compose service / pod a wrapper names
     pid: int | None = None  # the writer's pid, where a wrapper or head names it
     ordinary_before: int = 0  # ordinary lines of the input before it (see Analyzer._went_on)
     logged: bool = False  # a traceback the program's logger printed (a level on its first
@@ -110,9 +112,15 @@ def _base(ev: Event, i: int, **kw: Any) -> Finding:
     f = Finding(line=ev.lines[i], text=ev.raw[i], clean=ev.clean[i],
                 rank=ev.rank_number(), process=ev.process, timestamp=ev.timestamp,
                 source=ev.source, event_kind=ev.kind, level=ev.level, pid=ev.pid,
+                system=ev.system, container=ev.container,
                 block_start=ev.line_start if len(ev.lines) > 1 else None, **kw)
     _rank_from_groups(f, ev)
     return f
+
+
+# "mpirun noticed that process rank 1 with PID 0 on node n14 exited on signal 11",
+# "global rank 3 exited", "[Rank 5] ...": the rank a generic error line is about
+RANK_IN_TEXT = re.compile(r"\b(?:process|global) rank (\d+)\b|\[Rank (\d+)\]")
 
 
 def _rank_from_groups(f: Finding, ev: Event) -> None:
@@ -131,6 +139,12 @@ def _rank_from_groups(f: Finding, ev: Event) -> None:
             return
     if _small(g.get("local_rank")):  # a launcher's "local_rank: 3": the node's rank
         f.rank, f.rank_source = bounded_int(g["local_rank"]), "local"
+        return
+    if f.sig is None:  # a line no signature knows: a launcher saying whose process it was
+        m = RANK_IN_TEXT.search(f.clean)
+        number = next((x for x in m.groups() if x), None) if m is not None else None
+        if _small(number):
+            f.rank, f.rank_source = bounded_int(number), "message"
 
 
 def _small(value: object) -> bool:

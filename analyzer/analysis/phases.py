@@ -54,6 +54,8 @@ class PhaseTracker:
     last_progress: str | None = None
     last_progress_phase: str | None = None  # the phase that progress belongs to
     hits: list[tuple[str, int]] = field(default_factory=list)  # (marker id, line)
+    ready_containers: list[tuple[int, str]] = field(default_factory=list)  # (line, container)
+    # of each ready marker a container wrapper names: did a restarted container come up?
     alive: deque[int] = field(default_factory=lambda: deque(maxlen=ALIVE_KEEP))  # the last
     # lines showing a healthy server (ready, successful serving): did it outlive an error?
     activity_line: int = 0  # the last line that showed progress of any kind
@@ -96,6 +98,9 @@ class PhaseTracker:
         self.activity_line = ev.line_start
         if marker.edge == "ready":
             self.ready_line = self.ready_line or ev.line_start
+            container = ev.container
+            if container is not None:
+                self.ready_containers.append((ev.line_start, container))
         if marker.edge == "serving":
             self.serving_line = self.serving_line or ev.line_start
         if marker.says_done(groups):
@@ -129,6 +134,13 @@ class PhaseTracker:
             self.last_progress = spans[-1].progress
             self.last_progress_phase = marker.phase
         self.last_phase = marker.phase
+
+    def ready_again(self, line: int, container: str | None) -> int | None:
+        """The first ready line of `container` after `line`, if it came up (again)."""
+        if container is None:
+            return None
+        return next((ln for ln, c in self.ready_containers if ln > line and c == container),
+                    None)
 
     def alive_after(self, line: int) -> int:
         """How many ready/successful-serving lines came after `line` (at most ALIVE_KEEP)."""

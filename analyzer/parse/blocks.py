@@ -14,7 +14,7 @@ import re
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from analyzer.model import Event, Frame, bounded_float, bounded_int
+from analyzer.model import Event, Frame, bounded_float, bounded_int, container_of
 from analyzer.parse import structure
 from analyzer.parse.framing import PROC_RANKS, RANK_KEYS
 
@@ -305,6 +305,7 @@ class Block:
         if not any(ev.offsets):
             ev.offsets = []
         ev.fields = fields
+        ev.container = container_of(first.prefixes)
         if self.kind not in QUIET_KINDS:
             ev.level = ev.level or ("critical" if self.kind in ("faulthandler", "cpp_abort",
                                                                 "native") else "error")
@@ -514,6 +515,7 @@ def line_event(frame: Frame) -> Event:
         fields["prefixes"] = [{"kind": p.kind, "text": p.text} for p in frame.prefixes]
     ev = _event_from_frame(frame, kind, msg)
     ev.fields = fields
+    ev.container = container_of(frame.prefixes)
     if ev.system == "other" and kind == "progress":
         ev.system = "python"
     return ev

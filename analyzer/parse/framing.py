@@ -223,6 +223,10 @@ class Framer:
                     self.system_hint = "vllm"
             elif p.kind == "rank":
                 frame.rank["global"] = bounded_int(f["INT"])
+            elif p.kind == "pdsh" and p.text.strip().rstrip(":").isdigit():
+                # srun --label's task id: the rank when srun starts one task per GPU (a
+                # [rankN] label inside, from torchrun under srun, is more precise)
+                frame.rank["task"] = bounded_int(p.text.strip().rstrip(":"))
             elif p.kind == "mpirun":  # "[jobid,rank]<stdout>:"; _clean_fields joined the INTs
                 ints = f.get("INT", "").split(",")
                 if len(ints) == 2 and ints[1].isdigit():

@@ -669,6 +669,12 @@ def _is_signal_name(name: str) -> bool:
     return any(_SIGNAL_WORD.fullmatch(w) for w in words) and any("handl" in w for w in words)
 
 
+# A caller line that runs a function it does not name: a generator resumed by next() (torch's
+# `_tcp_rendezvous_handler` under `next(rendezvous_iterator)`), a coroutine, a callback.
+_INDIRECT_CALL = re.compile(r"\bnext\(|\.send\(|\bawait\b|\byield\b|handler|callback|hook|"
+                            r"dispatch|\bfn\(|\bfunc\(")
+
+
 def _signal_handlers(frame_lists: list[list[Json]]) -> list[str]:
     """Frames that run as signal handlers: named so, or a `*_handler` that the frame
     below did not call (a signal interrupted that line)."""
@@ -679,8 +685,9 @@ def _signal_handlers(frame_lists: list[list[Json]]) -> list[str]:
             name = func.rsplit(".", 1)[-1]
             hit = _is_signal_name(name) or name.lower() == "sighandler"
             if not hit and (name == "handler" or name.endswith("_handler")) and j > 0:
-                caller_source = frames[j - 1].get("source")
-                hit = bool(caller_source) and name not in str(caller_source)
+                caller_source = str(frames[j - 1].get("source") or "")
+                hit = (bool(caller_source) and name not in caller_source
+                       and not _INDIRECT_CALL.search(caller_source))
             if hit and func not in found:
                 found.append(func)
     return found
