@@ -83,10 +83,17 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in WORD.findall(text)} - COMMON
 
 
+# the exception type of a statement line, after whatever wrappers and record head precede it
+EXC_NAME = re.compile(r"\b[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b(?=:|\s*$)")
+
+
 def _exception_message(f: Finding) -> str:
-    """The message of a traceback's statement, without the exception type."""
-    text = f.clean[f.clean.find(": ") + 2:] if ": " in f.clean else f.clean
-    return text
+    """The message of a traceback's statement, without the exception type (nor the wrappers
+    and head before it: a bare "AssertionError" says nothing, so it restates nothing)."""
+    m = EXC_NAME.search(f.clean)
+    if m is not None:
+        return f.clean[m.end():].lstrip(": ").strip()
+    return f.clean[f.clean.find(": ") + 2:] if ": " in f.clean else f.clean
 
 
 def _other_writer(a: Finding, b: Finding) -> bool:
@@ -109,8 +116,13 @@ def restated_errors(findings: list[Finding], ctx: Context) -> None:
         if s.role != "statement" or s.block_start is None or s.tier > 2 or s.resolved:
             continue
         said = _words(_exception_message(s))
+        bare = None  # a statement with no message ("AssertionError") is restated by its type
         if len(said) < 2:
-            continue
+            m = EXC_NAME.search(s.clean)
+            if m is None or _exception_message(s):
+                continue
+            name = re.escape(m.group().rsplit(".", 1)[-1])  # its repr, not a `raise` line
+            bare = re.compile(rf"(?<!raise )(?<![\w.]){name}(?:\(|:|\s*$)")
         for p in findings:
             if p is s or p.block == s.block or p.source != s.source or p.resolved \
                     or p.role == "statement":  # another traceback: a repeat, not a statement
@@ -119,7 +131,10 @@ def restated_errors(findings: list[Finding], ctx: Context) -> None:
                 continue
             if p.tier > 2 or _other_writer(p, s):
                 continue
-            if len(said & _words(p.clean)) * 2 < len(said):
+            if bare is not None:  # a log line of its own naming the type, not a frame
+                if p.block is not None or not bare.search(p.clean):
+                    continue
+            elif len(said & _words(p.clean)) * 2 < len(said):
                 continue
             if s.sig is not None and p.sig is None:
                 # the exception is the specific statement; the line before it is a handler's

@@ -399,8 +399,9 @@ class Analyzer:
     def _repeated_wait(self) -> Finding | None:
         """A waiting message repeated at the end of the log with no progress after the last
         marker (vLLM's shm-broadcast wait every 60 s): the first of that final run."""
+        # ">=": a wait glued to the end of the last progress bar's line came after that bar
         tail = [f for f in self.findings if f.sig is not None and f.sig.hang_if_repeated
-                and f.line > self.phases.activity_line]
+                and f.line >= self.phases.activity_line]
         if not tail:
             return None
         need = tail[0].sig.hang_if_repeated if tail[0].sig else 0
