@@ -1,5 +1,5 @@
 """`python -m analyzer` is the `loglens` command."""
 
-from analyzer.cli import main
+from analyzer._entry import main
 
 main()

@@ -28,6 +28,8 @@ ERROR_WORDS = re.compile(r"(?:\b[Ee]rror\b|\bERROR\b|\b[Ff]atal\b|\bFATAL\b|\bfa
                          r"\btimed out\b|\b[Aa]borted\b|\bpanic(?:ked)?\b)")
 NOT_AN_ERROR = re.compile(r"(?i)(?:\bno errors?\b|\b0 errors?\b|errors?[=:]\s*0\b|"
                           r"\bwithout errors?\b|\bif (?:it )?fail|\bwarn(?:ing)?\b|"
+                          # advice, not an event: "If you get `CUDA error: ...` errors, ..."
+                          r"^\s*if (?:you|this|the|it)\b|"
                           r"deprecat|^\s*(?:#|//|\$ |>>> )|error_?(?:rate|handling|msg|code)\b)")
 # words that say something went wrong, for a line just before a traceback cut off early
 TROUBLE_WORDS = re.compile(r"(?i)(?:\berror\b|\bfatal\b|\bfail(?:ed|ure|s)?\b|timed out|"
@@ -171,8 +173,15 @@ def best(hits: list[tuple[Signature, dict[str, str]]]) -> tuple[Signature, dict[
     return sorted(hits, key=lambda h: (-h[0].priority, h[0].tier, -len(h[0].pattern.pattern)))[0]
 
 
+# a sentence that names an error as a hypothesis, to advise: "If you get `CUDA error:
+# invalid device function` errors, the above might be the cause" (bitsandbytes' setup)
+ADVICE = re.compile(r"\s*If (?:you|this|the|it)\b.{0,80}\berrors?\b.{0,40}(?:might|may|could|,)")
+
+
 def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
     """Findings of a single-line event."""
+    if ev.kind == "plain" and ADVICE.match(ev.message):
+        return []
     hits = knowledge.match(ev.clean[0], ev.offset(0))
     hit = best(hits)
     if hit is not None:

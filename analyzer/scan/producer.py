@@ -64,8 +64,10 @@ class RemoteBatches:
         # as much as the CSV split); a higher threshold lets it reuse freed heap memory
         env = {"MALLOC_MMAP_THRESHOLD_": str(256 << 20), "MALLOC_TRIM_THRESHOLD_": str(1 << 30),
                **os.environ}
+        # its own session: a terminal's Ctrl-C goes to loglens, which exits 130; the child
+        # sees its sockets close and ends, and never prints a traceback of its own
         self.proc = subprocess.Popen(args, pass_fds=(data_there.fileno(), ctl_there.fileno()),
-                                     stdin=subprocess.DEVNULL, env=env)
+                                     stdin=subprocess.DEVNULL, env=env, start_new_session=True)
         data_there.close()
         ctl_there.close()
         self.data = Connection(data_here.detach())

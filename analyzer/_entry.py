@@ -1,0 +1,29 @@
+"""The `loglens` console entry point, kept import-light on purpose.
+
+Ctrl-C in the first second of a run used to land inside the imports of the CLI (typer, polars,
+lark) and print a KeyboardInterrupt traceback. The handler is installed here, before anything
+heavy is imported, and turns an interrupt at any moment into exit 130 with no traceback;
+`finally` blocks still run (the -o writer removes its temporary file).
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from types import FrameType
+
+EXIT_INTERRUPTED = 130
+
+
+def _interrupted(signum: int, frame: FrameType | None) -> None:
+    raise SystemExit(EXIT_INTERRUPTED)
+
+
+def main() -> None:
+    """Install the quiet interrupt handler, then run the CLI."""
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # ignored: leave it so (nohup)
+        signal.signal(signal.SIGINT, _interrupted)
+    from analyzer.cli import main as cli_main
+
+    cli_main()
+    sys.exit(0)
