@@ -196,7 +196,60 @@ def _compile(pattern: str, where: str) -> re.Pattern[str]:
         raise RulesError(f"{where}: bad pattern: {exc}") from None
 
 
+STR, BOOL, INT, STRS = str, bool, int, list
+SIGNATURE_FIELDS: dict[str, type] = {
+    "id": STR, "kind": STR, "pattern": STR, "system": STR, "category": STR, "summary": STR,
+    "remediation": STR, "stands_alone": BOOL, "explains": STRS, "resolved_by": STR,
+    "verdict": STR, "priority": INT, "hang_if_repeated": INT, "idle_ok": BOOL, "ends": STR,
+    "at_exit": BOOL, "case": STR, "source": STR, "examples": STRS, "not_examples": STRS}
+MARKER_FIELDS: dict[str, type] = {
+    "id": STR, "system": STR, "phase": STR, "edge": STR, "pattern": STR, "summary": STR,
+    "source": STR, "examples": STRS, "done": BOOL}
+FRAME_HINT_FIELDS: dict[str, type] = {"phase": STR, "pattern": STR}
+MAX_PATTERN_CHARS = 4000  # a user pattern longer than this is a mistake (or an attack)
+MAX_USER_ENTRIES = 5000  # per --rules directory: beyond it, loading alone takes seconds
+# a quantified group that itself ends in a quantifier, "(a+)+", "(\w*)*", "(x+){2,}": on a
+# line that almost matches, Python's backtracking engine takes exponential time
+NESTED_QUANTIFIER = re.compile(r"\((?:[^()\\]|\\.)*[+*}]\)(?:[+*]|\{\d*,)")
+
+
+def _check_fields(entry: Any, fields: dict[str, type], what: str, where: str) -> None:
+    """`--rules` entries are validated like a schema: a table, known keys, the right types,
+    so a mistake is one line naming the file and entry (exit 2), never a traceback."""
+    if not isinstance(entry, dict):
+        raise RulesError(f"{where}: each [[{what}]] must be a table")
+    name = entry.get("id", what)
+    for key, value in entry.items():
+        want = fields.get(key)
+        if want is None:
+            raise RulesError(f"{where}: {name}: unknown key {key!r} in a {what}")
+        if want is INT and (isinstance(value, bool) or not isinstance(value, int)):
+            raise RulesError(f"{where}: {name}: {key} must be an integer")
+        if want is STRS and not (isinstance(value, list)
+                                 and all(isinstance(v, str) for v in value)):
+            raise RulesError(f"{where}: {name}: {key} must be a list of strings")
+        if want in (STR, BOOL) and not isinstance(value, want):
+            kind = "a string" if want is STR else "true or false"
+            raise RulesError(f"{where}: {name}: {key} must be {kind}")
+    pattern = entry.get("pattern")
+    if isinstance(pattern, str) and len(pattern) > MAX_PATTERN_CHARS:
+        raise RulesError(f"{where}: {name}: pattern longer than {MAX_PATTERN_CHARS} characters")
+
+
+def _check_user_pattern(entry: dict[str, Any], where: str) -> None:
+    """A user's pattern must not backtrack catastrophically: every line of every log is
+    tried against it, and one `(a+)+` on a long line would hang the run."""
+    for key in ("pattern", "resolved_by"):
+        pattern = entry.get(key)
+        nested = NESTED_QUANTIFIER.search(pattern) if isinstance(pattern, str) else None
+        if nested is not None:
+            raise RulesError(f"{where}: {entry.get('id', key)}: {key} nests quantifiers "
+                             f"({nested.group()!r}), which can take exponential time; make "
+                             "the inner or outer part exact")
+
+
 def _signature(entry: dict[str, Any], where: str) -> Signature:
+    _check_fields(entry, SIGNATURE_FIELDS, "signature", where)
     for key in ("id", "kind", "pattern"):
         if key not in entry:
             raise RulesError(f"{where}: signature without '{key}'")
@@ -229,6 +282,7 @@ def _ends(entry: dict[str, Any], where: str) -> str | None:
 
 
 def _marker(entry: dict[str, Any], where: str) -> Marker:
+    _check_fields(entry, MARKER_FIELDS, "marker", where)
     for key in ("id", "phase", "edge", "pattern"):
         if key not in entry:
             raise RulesError(f"{where}: marker without '{key}'")
@@ -245,8 +299,20 @@ def _files(dirs: Iterable[Path]) -> list[Path]:
     for d in dirs:
         if not d.is_dir():
             raise RulesError(f"rules directory not found: {d}")
-        out.extend(sorted(d.glob("*.toml")))
+        out.extend(sorted(p for p in d.glob("*.toml") if not p.is_dir()))
     return out
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    """One knowledge file, or one line saying why it cannot be used."""
+    try:
+        return tomllib.loads(path.read_text(encoding="utf-8"))
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+        raise RulesError(f"{path}: {exc}") from None
+    except RecursionError:
+        raise RulesError(f"{path}: nested too deeply to be a rules file") from None
+    except OSError as exc:
+        raise RulesError(f"{path}: cannot read: {exc.strerror or exc}") from None
 
 
 def knowledge_files(extra_dirs: Sequence[str] = ()) -> list[Path]:
@@ -264,11 +330,21 @@ def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
     sigs: dict[str, Signature] = {}
     markers: dict[str, Marker] = {}
     hints: list[FrameHint] = []
-    for path in _files([knowledge_dir(), *(Path(d) for d in extra_dirs)]):
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-            raise RulesError(f"{path}: {exc}") from None
+    shipped = knowledge_dir()
+    counts: dict[Path, int] = {}
+    for path in _files([shipped, *(Path(d) for d in extra_dirs)]):
+        data = _read_toml(path)
+        user = path.parent != shipped
+        for what in ("signature", "marker", "frame_hint"):
+            if not isinstance(data.get(what, []), list):
+                raise RulesError(f"{path}: {what} must be an array of tables ([[{what}]])")
+            if user:
+                counts[path.parent] = counts.get(path.parent, 0) + len(data.get(what, []))
+                if counts[path.parent] > MAX_USER_ENTRIES:
+                    raise RulesError(f"{path.parent}: more than {MAX_USER_ENTRIES} entries")
+                for entry in data.get(what, []):
+                    if isinstance(entry, dict):
+                        _check_user_pattern(entry, str(path))
         for entry in data.get("signature", []):
             sig = _signature(entry, str(path))
             sigs[sig.id] = sig
@@ -276,6 +352,7 @@ def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
             mk = _marker(entry, str(path))
             markers[mk.id] = mk
         for entry in data.get("frame_hint", []):
+            _check_fields(entry, FRAME_HINT_FIELDS, "frame_hint", str(path))
             if "phase" not in entry or "pattern" not in entry:
                 raise RulesError(f"{path}: frame_hint needs phase and pattern")
             hints.append(FrameHint(entry["phase"], _compile(entry["pattern"], str(path))))
