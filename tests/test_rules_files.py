@@ -25,8 +25,8 @@ BAD = {
     "unknown_key": (f'[[signature]]\n{GOOD}pattern = "x"\npaterns = "y"\n', "unknown key"),
     "bad_regex": (f'[[signature]]\n{GOOD}pattern = "(unclosed"\n', "bad pattern"),
     "nested_quantifier": (f'[[signature]]\n{GOOD}pattern = "(a+)+$"\n', "nests quantifiers"),
-    "nested_star": (f'[[marker]]\nid = "user.m"\nphase = "startup"\nedge = "in"\n'
-                    f'pattern = "(\\\\w*)*x"\n', "nests quantifiers"),
+    "nested_star": ('[[marker]]\nid = "user.m"\nphase = "startup"\nedge = "in"\n'
+                    'pattern = "(\\\\w*)*x"\n', "nests quantifiers"),
     "too_long": (f'[[signature]]\n{GOOD}pattern = "{"x" * 5000}"\n', "longer than"),
     "not_an_array": ('signature = "nope"\n', "array of tables"),
     "entry_not_a_table": ("signature = [1, 2]\n", "must be a table"),

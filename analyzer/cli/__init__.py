@@ -26,6 +26,7 @@ from analyzer.errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, ExitCode, LoglensError
 from analyzer.knowledge import load as load_knowledge
 from analyzer.report import FormatType, render
 from analyzer.report.jsonfmt import dumps
+from analyzer.report.redact import Redactor
 
 EXIT_INTERNAL = ExitCode.INTERNAL
 app = typer.Typer(
@@ -61,6 +62,9 @@ def explain(
     output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")] = None,
     year: Year = None,
     color: Annotated[bool | None, typer.Option(help="Force colour on/off.")] = None,
+    redact: Annotated[bool | None, typer.Option(
+        help="Replace secrets, hosts, IPs and user names (default: on for markdown, which is "
+             "made for pasting into a ticket; off for text and json).")] = None,
 ) -> None:
     """Root cause, the cascade it started, a per-rank phase timeline, and the fix."""
     fmt = format or (FormatType.TEXT if sys.stdout.isatty() and output is None
@@ -72,6 +76,9 @@ def explain(
     if output is not None:
         refuse_inputs(output, files)
     report = api.explain(files, rules=rule_dirs(rules), year=year)
+    if redact if redact is not None else fmt == FormatType.MARKDOWN:
+        redactor = Redactor()
+        report = {k: (v if k == "schema" else redactor.value(k, v)) for k, v in report.items()}
     for note in report["stats"].get("notes", []):
         typer.echo(f"loglens: warning: {note}", err=True)
     use_color = color if color is not None else (sys.stdout.isatty() and output is None

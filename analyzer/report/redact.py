@@ -23,6 +23,7 @@ backtrack catastrophically on a 100 KB line.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
@@ -38,6 +39,8 @@ KINDS: dict[str, str] = {
     "auth-header": "<auth-header-{n}>",
     "api-key": "<api-key-{n}>",
     "password": "<password-{n}>",
+    "cloud-key": "<cloud-key-{n}>",
+    "private-key": "<private-key-{n}>",
     "email": "email-{n}",
     "ip": "ip-{n}",
     "hostname": "host-{n}",
@@ -50,6 +53,9 @@ LABELS: dict[str, str] = {
     "auth-header": "Authorization header values",
     "api-key": "API keys / tokens in arguments",
     "password": "passwords",
+    "cloud-key": "cloud and service tokens (AWS, GitHub, Slack, Google, Azure, NVIDIA, Stripe, "
+                 "JWTs, signed URLs)",
+    "private-key": "private-key lines (PEM bodies)",
     "email": "e-mail addresses",
     "ip": "IP addresses",
     "hostname": "hostnames",
@@ -93,7 +99,7 @@ AUTH_HEADER = re.compile(
     r"((?:basic|token|digest|negotiate)\s{1,4})?([^\s\"',;}]{4,4096})")
 _SECRET_NAMES = (r"api[-_]?key|hf[-_]token|hub[-_]token|hugging[-_]?face[-_]hub[-_]token|"
                  r"access[-_]token|auth[-_]token|api[-_]token|secret[-_]key|client[-_]secret|"
-                 r"aws[-_]secret[-_]access[-_]key|password|passwd|token")
+                 r"aws[-_]secret[-_]access[-_]key|private[-_]key|secret|password|passwd|token")
 _VALUE = r"(?:'([^'\n]{1,512})'|\"([^\"\n]{1,512})\"|([^\s'\",;)}\]]{1,512}))"
 # --api-key VALUE / --api-key=VALUE (command lines, argument dumps)
 SECRET_FLAG = re.compile(rf"(?i)(?<![\w-])(--(?:{_SECRET_NAMES})(?:=|\s{{1,4}}))(?!-){_VALUE}")
@@ -102,6 +108,41 @@ _ASSIGN_NAMES = _SECRET_NAMES.replace("|token", "")
 SECRET_ASSIGN = re.compile(
     rf"(?i)(?<![A-Za-z0-9])((?:{_ASSIGN_NAMES})[\"']?\s{{0,3}}[:=]\s{{0,3}}){_VALUE}")
 HOST_PID = re.compile(r"[A-Za-z][\w.-]{0,252}:\d{1,10}\Z")
+
+# The token-shaped secrets of the services these jobs talk to, by their documented formats
+# (the same kinds gitleaks and detect-secrets look for). Each entry: a cheap substring that
+# must occur, the pattern, and the group that holds the secret (0: the whole match).
+SECRET_CATALOGUE: tuple[tuple[str, re.Pattern[str], int], ...] = (
+    ("A", re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA|AGPA|AIDA|AROA|AIPA|ANPA|ANVA)[A-Z0-9]{16}"
+                     r"(?![A-Z0-9])"), 0),  # AWS access key id
+    ("_", re.compile(r"(?<![A-Za-z0-9_])(?:gh[pousr]_[A-Za-z0-9]{36,255}|"
+                     r"github_pat_[A-Za-z0-9_]{22,255})(?![A-Za-z0-9_])"), 0),  # GitHub
+    ("xox", re.compile(r"(?<![A-Za-z0-9])xox[abposr]-[A-Za-z0-9-]{10,250}"), 0),  # Slack
+    ("hooks.slack.com", re.compile(r"(?<=hooks\.slack\.com/)services/[A-Za-z0-9/_-]{10,250}"),
+     0),
+    ("eyJ", re.compile(r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,4096}\.eyJ[A-Za-z0-9_-]{8,4096}"
+                       r"\.[A-Za-z0-9_-]{8,4096}"), 0),  # a JWT, wherever it is
+    ("AIza", re.compile(r"(?<![A-Za-z0-9_-])AIza[0-9A-Za-z_-]{35}(?![A-Za-z0-9_-])"), 0),
+    ("nvapi-", re.compile(r"(?<![A-Za-z0-9_-])nvapi-[A-Za-z0-9_-]{20,200}"), 0),  # NVIDIA
+    ("k_", re.compile(r"(?<![A-Za-z0-9_])[sr]k_(?:live|test)_[A-Za-z0-9]{16,200}"), 0),  # Stripe
+    ("AccountKey=", re.compile(r"AccountKey=([^;\s\"']{8,512})"), 1),  # Azure storage
+    ("SharedAccessKey=", re.compile(r"SharedAccessKey=([^;\s\"']{8,512})"), 1),
+    ("X-Amz-", re.compile(r"(?i)X-Amz-(?:Signature|Security-Token|Credential)=([^&\s\"']{8,4096})"),
+     1),  # S3 presigned URLs
+    ("sig=", re.compile(r"[?&]sig=([A-Za-z0-9%+/=]{16,512})"), 1),  # Azure SAS
+    ("wandb", re.compile(r"\bwandb login\s+(?:--relogin\s+)?([0-9a-f]{40})\b"), 1),
+    ("login", re.compile(r"\bdocker login\b[^\n]*?\s-p\s+(\S+)"), 1),
+    ("password", re.compile(r"\blogin\s+\S+\s+password\s+(\S+)"), 1),  # a netrc line
+    ("ookie", re.compile(r"(?i)\b(?:set-)?cookie:\s*(\S.{0,4095})"), 1),  # a Cookie header
+)
+# names shaped like files, model ids or versioned packages, never host labels
+NOT_A_HOST = re.compile(r"(?i)\.(?:safetensors|bin|pt|pth|gguf|json|py|txt|log|whl|tar|gz|so)\Z|"
+                        r"-of-\d|\d+\.\d+[\w.]*-|-\d+\.\d+|\d[bm]\Z")
+# a version number after a product name ("TensorRT 10.0.1.6", "driver 535.104.05.1")
+NAMED_VERSION = re.compile(r"(?i)(?:tensorrt|trt|cudnn|cuda|driver|nccl|rccl|rocm|cann|"
+                           r"version|release|build)[\s:=v]{1,3}\Z")
+PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----")
+PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----")
 SECRET_KEY = re.compile(_ASSIGN_NAMES.replace("[-_]", "_"))  # a parsed argument's name
 URL = re.compile(
     r"(?i)\b((?:https?|wss?|tcp|grpc|redis|rediss|nats|s3|gs|ftp|sftp|ssh|amqp|postgres(?:ql)?|"
@@ -153,6 +194,7 @@ class Redactor:
         self.counts: Counter[str] = Counter()  # occurrences replaced, per kind
         self._used: dict[str, set[str]] = {kind: set() for kind in KINDS}  # pseudonyms emitted
         self._hosts: dict[str, str] = {}  # distinctive hostnames -> pseudonym, replaced anywhere
+        self._in_pem = False  # inside a PEM private key: every line until its END is secret
 
     # ----------------------------------------------------------------- bookkeeping
     def pseudonym(self, kind: str, value: str, *, count: bool = True) -> str:
@@ -255,8 +297,10 @@ class Redactor:
 
     @staticmethod
     def _pdsh_ok(name: str, rest: str) -> bool:
-        """A pdsh/srun label such as `gpu-node-5:`; not `step1: loss`, not `Error:`."""
-        if not any(c.isdigit() for c in name) or RANK_TAG.match(name):
+        """A pdsh/srun label such as `gpu-node-5:`; not `step1: loss`, not `Error:`, not a
+        file, model or package name (`model-00001-of-00002.safetensors:`, `llama-3.1-8b:`,
+        `flash-attn-2.7.0:`)."""
+        if not any(c.isdigit() for c in name) or RANK_TAG.match(name) or NOT_A_HOST.search(name):
             return False
         if "-" in name or "." in name:
             return True
@@ -269,6 +313,13 @@ class Redactor:
         if not text:
             return text
         s = text
+        if self._in_pem or "PRIVATE KEY" in s:
+            pem = self._pem(s)
+            if pem is not None:
+                return pem
+        for needle, pattern, group in SECRET_CATALOGUE:
+            if needle in s:
+                s = pattern.sub(functools.partial(self._catalogued, group=group), s)
         low = s.lower()
         if "://" in s:
             s = URL.sub(self._url, s)
@@ -347,6 +398,36 @@ class Redactor:
             return self.pseudonym("openai-key", value)
         return self.pseudonym(kind, value)
 
+    def _catalogued(self, m: re.Match[str], group: int) -> str:
+        """Replace group `group` of a catalogue match by its pseudonym, keeping the rest."""
+        value = m.group(group)
+        if value.lower() in NOT_SECRET or value.startswith("<"):
+            return m.group()
+        start, end = m.start(group) - m.start(), m.end(group) - m.start()
+        whole = m.group()
+        return whole[:start] + self.pseudonym("cloud-key", value) + whole[end:]
+
+    def _pem(self, s: str) -> str | None:
+        """Lines of a PEM private key: the BEGIN/END markers stay, the body goes, also when
+        the whole key is on one line (a JSON value with escaped newlines)."""
+        if not self._in_pem:
+            begin = PEM_BEGIN.search(s)
+            if begin is None:
+                return None
+            end = PEM_END.search(s, begin.end())
+            body_end = end.start() if end is not None else len(s)
+            body = s[begin.end():body_end]
+            self._in_pem = end is None
+            if not body.strip():
+                return s
+            return s[:begin.end()] + self.pseudonym("private-key", body) + s[body_end:]
+        end = PEM_END.search(s)
+        if end is not None:
+            self._in_pem = False
+            body = s[:end.start()]
+            return (self.pseudonym("private-key", body) if body.strip() else body) + s[end.start():]
+        return self.pseudonym("private-key", s) if s.strip() else s
+
     def _auth(self, m: re.Match[str]) -> str:
         return m.group(1) + (m.group(2) or "") + self._secret("auth-header", m.group(3))
 
@@ -422,6 +503,8 @@ class Redactor:
             return ip
         if VERSION_CONTEXT.search(m.string, max(0, m.start() - 12), m.start()):
             return ip
+        if NAMED_VERSION.search(m.string, max(0, m.start() - 14), m.start()):
+            return ip  # "TensorRT 10.0.1.6": a product's 4-part version
         return self.pseudonym("ip", ip)
 
     def _ipv6(self, m: re.Match[str]) -> str:
