@@ -96,3 +96,52 @@ def test_bad_health_url_is_exit_2(absurd: Path, url: str, why: str) -> None:
 def test_huge_year_option(absurd: Path) -> None:
     got = _loglens("explain", str(absurd), "--year", "99999999999999999999")
     assert got.returncode in (0, 1, 2) and "internal error" not in got.stderr, got.stderr
+
+
+SEED = ROOT / "corpus" / "seed" / "seed-sglang-tp8-oom-sigquit-logging-error.log"
+
+
+@pytest.mark.parametrize("encoding,bom", [("utf-16-le", b"\xff\xfe"), ("utf-16-be", b"\xfe\xff")])
+def test_utf16_with_bom_is_read_as_text(tmp_path: Path, encoding: str, bom: bytes) -> None:
+    """PowerShell's `>` writes UTF-16: it was refused as binary."""
+    log = tmp_path / "u16.log"
+    log.write_bytes(bom + SEED.read_text(encoding="utf-8").encode(encoding))
+    got = json.loads(_loglens("explain", str(log), "--format", "json").stdout)
+    want = json.loads(_loglens("explain", str(SEED), "--format", "json").stdout)
+    assert (got["verdict"], got["lines"], got["root_cause"]["line"]) == \
+        (want["verdict"], want["lines"], want["root_cause"]["line"])
+    out = tmp_path / "redacted.log"
+    assert _loglens("redact", str(log), "-o", str(out)).returncode == 0
+    assert out.read_text(encoding="utf-8").splitlines()[0] == \
+        SEED.read_text(encoding="utf-8").splitlines()[0]
+
+
+@pytest.mark.parametrize("kind", ["binary", "bzip2"])
+def test_redact_refuses_what_explain_refuses(tmp_path: Path, kind: str) -> None:
+    import bz2
+
+    log = tmp_path / "bad.log"
+    log.write_bytes(bytes(range(256)) * 100 if kind == "binary" else bz2.compress(SEED.read_bytes()))
+    for argv in (["explain", str(log)], ["redact", str(log), "-o", str(tmp_path / "o")]):
+        got = _loglens(*argv)
+        assert got.returncode == 2 and got.stderr.count("\n") == 1, (argv, got.stderr)
+
+
+BIDI = "\u202e"  # RIGHT-TO-LEFT OVERRIDE: "access \u202egnp.exe" displays as "access exe.png"
+
+
+@pytest.mark.parametrize("argv", [["explain", "-f", "markdown"], ["explain", "-f", "text"]])
+def test_bidi_controls_are_shown_not_applied(tmp_path: Path, argv: list[str]) -> None:
+    log = tmp_path / "bidi.log"
+    log.write_text(f"INFO start\n[rank0]: RuntimeError: access {BIDI}gnp.exe\u202c denied\n")
+    got = _loglens(*argv, str(log))
+    assert BIDI not in got.stdout and "U+202E" in got.stdout
+
+
+def test_bidi_controls_in_the_html_report(tmp_path: Path) -> None:
+    log = tmp_path / "bidi.log"
+    log.write_text(f"INFO start\n[rank0]: RuntimeError: access {BIDI}gnp.exe\u202c denied\n")
+    out = tmp_path / "r.html"
+    assert _loglens("report", str(log), "-o", str(out)).returncode == 0
+    page = out.read_text(encoding="utf-8")
+    assert BIDI not in page and "U+202E" in page

@@ -6,6 +6,7 @@ calls `register(app)`.
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import gzip
 import io
@@ -21,6 +22,7 @@ import typer
 
 from analyzer.cli.options import Rules, atomic, refuse_inputs, rule_dirs
 from analyzer.errors import InputError, UsageError
+from analyzer.sources.source import Source
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_LINE_CHUNK = 1 << 20  # a line longer than this is redacted in 1 MiB pieces
@@ -101,6 +103,8 @@ def redact(
     source = None if file == "-" else Path(file)
     if source is not None:
         _check_input(source, file)
+        if stat.S_ISREG(source.stat().st_mode):  # the same refusals as explain: empty,
+            Source(file, source).probe()  # binary, bzip2/xz/zstd/zip/tar (exit 2)
         if not to_stdout:
             refuse_inputs(output, [file])
     redactor = Redactor()
@@ -173,6 +177,8 @@ def _read(path: Path | None) -> Iterator[Iterator[str]]:
             stack.callback(unzipped.close)
             text = io.TextIOWrapper(unzipped, encoding="utf-8", errors="surrogateescape",
                                     newline="")
+        elif magic in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE):  # written back as UTF-8
+            text = io.TextIOWrapper(raw, encoding="utf-16", errors="replace", newline="")
         else:
             text = io.TextIOWrapper(raw, encoding="utf-8", errors="surrogateescape",
                                     newline="")

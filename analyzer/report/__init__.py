@@ -62,7 +62,11 @@ def render(
 # C0 controls (minus TAB/LF), DEL, C1 controls, lone surrogates and Unicode line
 # separators. Any of them would break layout: ESC starts terminal sequences, CR rewinds
 # the line, U+2028 splits lines for str.splitlines(), a lone surrogate cannot be encoded.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+# Bidirectional controls (U+202A-202E, U+2066-2069, LRM/RLM, ALM) reorder what follows them
+# on screen: a line can be made to display differently from what it says (CVE-2021-42574,
+# "Trojan Source"). They are shown as their code point, never applied.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff"
+                      "\u202a-\u202e\u2066-\u2069\u200e\u200f\u061c]")
 
 
 def _picture(match: re.Match[str]) -> str:
@@ -72,6 +76,8 @@ def _picture(match: re.Match[str]) -> str:
         return chr(0x2400 + code)
     if code == 0x7F:
         return "\u2421"
+    if 0x200E <= code <= 0x2069 or code == 0x061C:
+        return f"<U+{code:04X}>"
     return "\ufffd"
 
 

@@ -89,6 +89,7 @@ class Source:
         self.path = path
         self.stats = SourceStats(name)
         self._gzipped = False  # set once the magic bytes have been read
+        self._transcoded = False  # UTF-16 with a BOM, read as UTF-8
         self._cr_lines = False  # set by the sniff: lines end in a bare CR (no LF at all)
         self._spool: _Spool | None = None  # a stream (pipe, FIFO, stdin), kept for re-reads
         # (first line number, byte offset) of each batch of a plain file: excerpts seek there
@@ -136,7 +137,8 @@ class Source:
         buf: bytes | bytearray = b""
         with self._open() as stream:
             chunks = self._text_chunks(stream, problems)
-            if not self._gzipped and not self._cr_lines and _seekable(stream):
+            if (not self._gzipped and not self._transcoded and not self._cr_lines
+                    and _seekable(stream)):
                 stream.seek(0)
                 chunks = iter(())
                 buf = yield from self._file_batches(stream, min_bytes, problems)
@@ -387,6 +389,16 @@ class Source:
         except OSError as exc:
             raise InputError(f"cannot read {self.name}: {exc.strerror or exc}") from None
         self._gzipped = magic == _GZIP_MAGIC
+        self._transcoded = magic in (codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)
+        if self._transcoded:  # Windows tools (PowerShell's `>`) write UTF-16 with a BOM
+            decoder = codecs.getincrementaldecoder("utf-16")(errors="replace")
+            decoder.decode(magic)
+            for chunk in _read_chunks(_reader(stream), problems):
+                yield decoder.decode(chunk).encode("utf-8", "surrogateescape")
+            tail = decoder.decode(b"", final=True)
+            if tail:
+                yield tail.encode("utf-8", "surrogateescape")
+            return
         if not self._gzipped:
             if magic:
                 yield magic
