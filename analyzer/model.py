@@ -42,7 +42,9 @@ def container_of(prefixes: Any) -> str | None:
     """The container named by the first compose/kubectl wrapper among `prefixes`."""
     for p in prefixes:
         if p.kind in CONTAINER_PREFIXES:
-            return str(p.text).strip().rstrip("|").strip() or None
+            name = str(p.text).strip().rstrip("|").strip().strip("[]")
+            if name and not name[0].isdigit():  # `kubectl logs --timestamps` names no pod
+                return name
     return None
 
 

@@ -49,10 +49,14 @@ def damaged(log: Path, damage: Damage, tmp: Path) -> Path:
 @pytest.mark.corpus
 @pytest.mark.parametrize("name", sorted(DAMAGE))
 @pytest.mark.parametrize("log", CASES, ids=[p.stem for p in CASES])
-def test_same_answer_after_paste_damage(log: Path, name: str, tmp_path: Path) -> None:
+def test_same_answer_after_paste_damage(log: Path, name: str, tmp_path: Path,
+                                        request: pytest.FixtureRequest) -> None:
     exp = expected_for(log)
     if exp.get("known_gap"):
         pytest.skip(exp["known_gap"])
+    gap = exp.get("paste_damage_gap") or {}
+    if name in gap.get("damages", ()):  # a reviewed gap under these damages only: strict
+        request.applymarker(pytest.mark.xfail(reason=gap["why"], strict=True))
     report = api.explain([str(damaged(log, DAMAGE[name], tmp_path))], excerpts=False)
     if exp["outcome"] in ("crash", "hang"):
         rc = report["root_cause"]
