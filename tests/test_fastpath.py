@@ -19,7 +19,7 @@ from analyzer.errors import InputError
 from analyzer.knowledge import Signature
 from analyzer.knowledge.index import LiteralIndex, required_literals
 from analyzer.scan import prefilter, producer
-from tests.conftest import corpus_logs
+from tests.conftest import corpus_logs, expected_for
 
 CASES = corpus_logs()
 
@@ -32,7 +32,10 @@ def _answer(report: dict) -> tuple:
 
 @pytest.mark.corpus
 @pytest.mark.parametrize("log", CASES, ids=[p.stem for p in CASES])
-def test_fast_path_matches_full_path(log: Path) -> None:
+def test_fast_path_matches_full_path(log: Path, request: pytest.FixtureRequest) -> None:
+    gap = expected_for(log).get("fast_path_gap")
+    if gap:  # a reviewed, open disagreement: a strict xfail, so the fix is noticed
+        request.applymarker(pytest.mark.xfail(reason=gap, strict=True))
     fast = api.explain([str(log)], excerpts=False, fast=True)
     full = api.explain([str(log)], excerpts=False, fast=False)
     assert _answer(fast) == _answer(full)
