@@ -144,7 +144,7 @@ def test_every_kind_has_a_test_line() -> None:
     for line in ("hf_AbCdEfGhIjKlMnOpQrStUvWxYz0123456789", "sk-abcdefghijklmnopqrstuvwx",
                  "Bearer abcdefghijk", "Authorization: Basic dXNlcjpw", "--api-key xyz123",
                  "https://u:pw@h-1.corp/", "a@b-c.com", "10.9.8.7", "n-1:1:2 [0] x",
-                 "/home/alice/", "AKIAIOSFODNN7EXAMPLE", "-----BEGIN PRIVATE KEY-----",
+                 "/home/alice/", "AKIAIOSFODNN7EXAMPLE", "[pod/vllm-0/c] x", "Namespace:  ml-team", "-----BEGIN PRIVATE KEY-----",
                  "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC"):
         r.line(line)
     assert {s["kind"] for s in r.summary()} == set(KINDS)

@@ -44,6 +44,8 @@ KINDS: dict[str, str] = {
     "email": "email-{n}",
     "ip": "ip-{n}",
     "hostname": "host-{n}",
+    "k8s-pod": "pod-{n}",
+    "k8s-namespace": "namespace-{n}",
     "user": "user-{n}",
 }
 LABELS: dict[str, str] = {
@@ -59,7 +61,9 @@ LABELS: dict[str, str] = {
     "email": "e-mail addresses",
     "ip": "IP addresses",
     "hostname": "hostnames",
-    "user": "user names in home paths",
+    "k8s-pod": "Kubernetes pod names",
+    "k8s-namespace": "Kubernetes namespaces",
+    "user": "user names (home paths and where they recur)",
 }
 
 KEEP_HOSTS = frozenset({"localhost", "localhost.localdomain", "ip6-localhost", "none", "null",
@@ -78,7 +82,14 @@ PUBLIC_DOMAINS = ("huggingface.co", "hf.co", "github.com", "githubusercontent.co
 UNIT_SUFFIXES = frozenset({"service", "slice", "scope", "socket", "mount", "target", "timer",
                            "device", "swap", "path", "automount"})
 # Already a pseudonym: never redact our own output a second time.
-PSEUDONYM = re.compile(r"(?:host|ip|user|email)-\d{1,9}\Z")
+PSEUDONYM = re.compile(r"(?:host|ip|user|email|pod|namespace)-\d{1,9}\Z")
+# the namespaces every cluster has: naming them says nothing about whose cluster it is
+KEEP_NAMESPACES = frozenset({"default", "kube-system", "kube-public", "kube-node-lease"})
+# account names every image or CI runner has: seen in /home/NAME, not worth hunting elsewhere
+GENERIC_USERS = frozenset({"root", "ubuntu", "user", "admin", "ec2-user", "runner", "jovyan",
+                           "coder", "centos", "debian", "fedora", "azureuser", "cloud-user",
+                           "vscode", "codespace", "nobody", "work", "shared", "public",
+                           "default", "test", "home", "data"})
 NOT_SECRET = frozenset({"none", "null", "nil", "", "false", "true", "***", "empty", "<none>",
                         "unset", "n/a", "0", "''", '""'})
 
@@ -143,7 +154,9 @@ NAMED_VERSION = re.compile(r"(?i)(?:tensorrt|trt|cudnn|cuda|driver|nccl|rccl|roc
                            r"version|release|build)[\s:=v]{1,3}\Z")
 PEM_BEGIN = re.compile(r"-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----")
 PEM_END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY( BLOCK)?-----")
-SECRET_KEY = re.compile(_ASSIGN_NAMES.replace("[-_]", "_"))  # a parsed argument's name
+# a parsed argument's name, fullmatched: `api_key`, and prefixed ones (`admin_api_key`,
+# `hub_private_key`), which the HTML environment table otherwise printed in clear
+SECRET_KEY = re.compile(r"(?:[a-z0-9]{1,32}_){0,4}(?:" + _ASSIGN_NAMES.replace("[-_]", "_") + ")")
 URL = re.compile(
     r"(?i)\b((?:https?|wss?|tcp|grpc|redis|rediss|nats|s3|gs|ftp|sftp|ssh|amqp|postgres(?:ql)?|"
     r"mysql|mongodb(?:\+srv)?)://)"
@@ -170,6 +183,37 @@ BRACKET_HOST = re.compile(r"\[([A-Za-z][\w.-]{0,252})\]:(\d{2,5})(?!\d)")
 CONNECT_TUPLE = re.compile(r"(?i)(\bconnect(?:ing)? to \()([A-Za-z][\w.-]{0,252})(, \d{1,5}\))")
 HOME = re.compile(r"(/home/|/Users/|[A-Za-z]:\\Users\\|[A-Za-z]:/Users/)([A-Za-z0-9._-]{1,64})"
                   r"(?=[/\\\s'\":,;)\]]|$)")
+# Kubernetes: `kubectl logs --prefix` ("[pod/NAME/CONTAINER] "), `pod/NAME`, `pods "NAME"`,
+# the kubelet's "NAME_NAMESPACE(UID)", `kubectl describe`'s "Name:"/"Namespace:" rows, the
+# -n/--namespace flag of kubectl/helm/oc, `namespace: X` fields and SERVICE.NAMESPACE.svc
+KUBECTL_PREFIX = re.compile(r"\[pod/([a-z0-9][a-z0-9.-]{0,252})/[a-z0-9][a-z0-9-]{0,62}\]")
+POD_WORD = re.compile(r"\bpods?(?:/|\s{1,4}\"?)([a-z0-9][a-z0-9.-]{0,252}[a-z0-9])(?![\w.-])")
+KUBELET_REF = re.compile(r"\b([a-z0-9][a-z0-9.-]{0,252})_([a-z0-9][a-z0-9-]{0,62})"
+                         r"\([0-9a-f]{8}-[0-9a-f-]{4,64}\)")
+DESCRIBE_NAME = re.compile(r"^Name:\s{2,64}([a-z0-9][a-z0-9.-]{0,252})\s*$")
+NAMESPACE_FIELD = re.compile(r"(?i)(?:^Namespace:\s{1,64}|\bnamespace[\"']?\s{0,3}[:=]\s{0,3}"
+                             r"[\"']?)([a-z0-9][a-z0-9-]{0,62})(?![\w.-])")
+NAMESPACE_FLAG = re.compile(r"(?<!\S)(?:-n|--namespace)(?:=|\s{1,4})([a-z0-9][a-z0-9-]{0,62})"
+                            r"(?![\w.-])")
+KUBE_COMMAND = re.compile(r"\b(?:kubectl|helm|oc)\s")
+SERVICE_NAMESPACE = re.compile(r"(?<![\w-])[a-z0-9][a-z0-9-]{0,62}\.([a-z0-9][a-z0-9-]{0,62})"
+                               r"\.svc\b")
+# a Deployment's pod anywhere: NAME-<replicaset hash>-<5>, both in Kubernetes' vowel-free
+# alphabet (bcdfghjklmnpqrstvwxz2456789), so English words and versions never match
+_K8S_SAFE = "[bcdfghjklmnpqrstvwxz2456789]"
+DEPLOYMENT_POD = re.compile(rf"(?<![\w.-])([a-z0-9](?:[a-z0-9-]{{0,200}}[a-z0-9])?-{_K8S_SAFE}"
+                            rf"{{6,10}}-{_K8S_SAFE}{{5}})(?![A-Za-z0-9.-])")
+# hostnames in free text: an FQDN under a private suffix, and "host X" / "node X" / "Node: X"
+INTERNAL_FQDN = re.compile(
+    r"(?i)(?<![\w.-])((?:[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?\.){1,8}"
+    r"(?:internal|local|lan|corp|intranet|intra|localdomain))(?![\w-])(?!\.[a-z0-9])")
+INTERNAL_SUFFIXES = (".internal", ".local", ".lan", ".corp", ".intra", ".localdomain")
+HOST_WORD = re.compile(r"(?i)(?<![\w-])(?:host|node|hostname|machine)(?:\s{1,3}|:\s{1,16})"
+                       r"[\"']?([a-z][a-z0-9-]{1,62})(?![\w])")
+# after "node"/"host" but not a hostname: Ray's hex node ids, UUIDs, interpreters
+NOT_A_HOSTNAME_WORD = re.compile(r"(?i)[0-9a-f]{16,}\Z|[0-9a-f]{8}-[0-9a-f]{4}-|python\d")
+USER_ENV = re.compile(r"\b(?:USER|LOGNAME|SUDO_USER|USERNAME)=([A-Za-z0-9._-]{1,64})")
+PATH_SEGMENT = re.compile(r"(?<=[/\\])([A-Za-z0-9._-]{1,64})(?=[/\\\s'\":,;)\]]|$)")
 TOKEN = re.compile(r"(?<![\w.-])[A-Za-z0-9][\w.-]{0,252}")
 RANK_TAG = re.compile(r"(?i)(?:rank|tp|dp|pp|ep|cp|gpu|cuda|dev|device|step|epoch|iter)"
                       r"[-_]?\d{1,6}\Z")
@@ -194,6 +238,9 @@ class Redactor:
         self.counts: Counter[str] = Counter()  # occurrences replaced, per kind
         self._used: dict[str, set[str]] = {kind: set() for kind in KINDS}  # pseudonyms emitted
         self._hosts: dict[str, str] = {}  # distinctive hostnames -> pseudonym, replaced anywhere
+        self._learned_kind: dict[str, str] = {}  # a learned pseudonym -> its kind (pod, namespace)
+        self._users: set[str] = set()  # user names met in a home path or USER=, sought in paths
+        self._counting = True  # False during `learn`: pseudonyms allocated, nothing counted
         self._in_pem = False  # inside a PEM private key: every line until its END is secret
 
     # ----------------------------------------------------------------- bookkeeping
@@ -268,6 +315,12 @@ class Redactor:
         """
         for name in self._host_positions(text):
             self._host(name, count=False)
+        self._counting = False
+        try:
+            self._kubernetes(text)
+            self._note_users(text)
+        finally:
+            self._counting = True
 
     def _host_positions(self, text: str) -> Iterator[str]:
         if " [" in text:
@@ -294,6 +347,14 @@ class Redactor:
             for m in URL.finditer(text):
                 if not m.group(4).startswith("["):
                     yield m.group(4)
+        if any(x in low for x in INTERNAL_SUFFIXES):
+            for m in INTERNAL_FQDN.finditer(text):
+                if _fqdn_ok(m.group(1)):
+                    yield m.group(1)
+        if "host" in low or "node" in low or "machine" in low:
+            for m in HOST_WORD.finditer(text):
+                if _host_word_ok(m.group(1)):
+                    yield m.group(1)
 
     @staticmethod
     def _pdsh_ok(name: str, rest: str) -> bool:
@@ -336,13 +397,19 @@ class Redactor:
             s = SECRET_ASSIGN.sub(self._secret_value, s)
         if "@" in s:
             s = EMAIL.sub(self._email, s)
+        s = self._kubernetes(s)
         s = self._positional_hosts(s)
         if "." in s:
             s = IPV4.sub(self._ipv4, s)
         if ":" in s and ("::" in s or s.count(":") >= 7):
             s = IPV6.sub(self._ipv6, s)
         if "Users" in s or "/home/" in s:
+            self._note_users(s)
             s = HOME.sub(lambda m: m.group(1) + self.pseudonym("user", m.group(2)), s)
+        if "USER" in s or "LOGNAME=" in s:
+            s = USER_ENV.sub(lambda m: self._sub_user(m), s)
+        if self._users and ("/" in s or "\\" in s):
+            s = PATH_SEGMENT.sub(lambda m: self._sub_user(m), s)
         if self._hosts:
             s = self._learned_hosts(s)
         return s
@@ -482,7 +549,82 @@ class Redactor:
         if "onnect" in s:
             s = CONNECT_TUPLE.sub(
                 lambda m: self._sub_group(m, 2) if _distinctive(m.group(2)) else m.group(), s)
+        if any(x in low for x in INTERNAL_SUFFIXES):
+            s = INTERNAL_FQDN.sub(
+                lambda m: self._sub_group(m, 1) if _fqdn_ok(m.group(1)) else m.group(), s)
+        if "host" in low or "node" in low or "machine" in low:
+            s = HOST_WORD.sub(
+                lambda m: self._sub_group(m, 1) if _host_word_ok(m.group(1)) else m.group(), s)
         return s
+
+    # ----------------------------------------------------------------- kubernetes, users
+    def _name(self, kind: str, value: str) -> str | None:
+        """Pseudonym for a pod or namespace name in a position that says what it is."""
+        low = value.lower()
+        if PSEUDONYM.match(low) or NOT_A_HOSTNAME_WORD.match(low) or (
+                kind == "k8s-namespace" and low in KEEP_NAMESPACES):
+            return None
+        pseudo = self.pseudonym(kind, low, count=self._counting)
+        if _distinctive(low) and len(self._hosts) < MAX_LEARNED:
+            self._hosts.setdefault(low, pseudo)
+            self._learned_kind[pseudo] = kind
+        return pseudo
+
+    def _sub_names(self, m: re.Match[str], groups: tuple[tuple[int, str], ...]) -> str:
+        """The match with each (group, kind) replaced by its pseudonym, right to left."""
+        out = m.group()
+        for group, kind in sorted(groups, key=lambda g: -m.start(g[0])):
+            pseudo = self._name(kind, m.group(group))
+            if pseudo is not None:
+                a, b = m.start(group) - m.start(), m.end(group) - m.start()
+                out = out[:a] + pseudo + out[b:]
+        return out
+
+    def _kubernetes(self, s: str) -> str:
+        """Pod and namespace names where kubectl, the kubelet or a manifest prints them."""
+        pod = ((1, "k8s-pod"),)
+        if "pod" in s:
+            s = KUBECTL_PREFIX.sub(lambda m: self._sub_names(m, pod), s)
+            s = POD_WORD.sub(
+                lambda m: self._sub_names(m, pod) if _pod_like(m.group(1)) else m.group(), s)
+        if "_" in s and "(" in s:
+            s = KUBELET_REF.sub(lambda m: self._sub_names(m, ((1, "k8s-pod"),
+                                                              (2, "k8s-namespace"))), s)
+        if s.startswith("Name:"):
+            m = DESCRIBE_NAME.match(s)
+            if m and _pod_like(m.group(1)):
+                s = self._sub_names(m, pod)
+        low = s.lower()
+        if "namespace" in low:
+            s = NAMESPACE_FIELD.sub(lambda m: self._sub_names(m, ((1, "k8s-namespace"),)), s)
+        if "-n" in s and KUBE_COMMAND.search(s):
+            s = NAMESPACE_FLAG.sub(lambda m: self._sub_names(m, ((1, "k8s-namespace"),)), s)
+        if ".svc" in s:
+            s = SERVICE_NAMESPACE.sub(lambda m: self._sub_names(m, ((1, "k8s-namespace"),)), s)
+        if s.count("-") >= 2:
+            s = DEPLOYMENT_POD.sub(lambda m: self._sub_names(m, pod), s)
+        return s
+
+    def _note_users(self, s: str) -> None:
+        """Remember user names from home paths and USER=, to find them in other paths."""
+        if len(self._users) >= MAX_LEARNED:
+            return
+        found = []
+        if "Users" in s or "/home/" in s:
+            found += [m.group(2) for m in HOME.finditer(s)]
+        if "USER" in s or "LOGNAME=" in s:
+            found += [m.group(1) for m in USER_ENV.finditer(s)]
+        for name in found:
+            if len(name) >= 3 and name.lower() not in GENERIC_USERS and not PSEUDONYM.match(name):
+                self._users.add(name)
+
+    def _sub_user(self, m: re.Match[str]) -> str:
+        name = m.group(1)
+        if name not in self._users and not (m.re is USER_ENV and name.lower() not in
+                                            GENERIC_USERS and not PSEUDONYM.match(name)):
+            return m.group()
+        a, b = m.start(1) - m.start(), m.end(1) - m.start()
+        return m.group()[:a] + self.pseudonym("user", name) + m.group()[b:]
 
     def _sub_group(self, m: re.Match[str], group: int) -> str:
         """The match with its hostname `group` replaced (kept when not a real hostname)."""
@@ -529,8 +671,9 @@ class Redactor:
             stripped = word.rstrip(".-")
             pseudo = self._hosts.get(stripped.lower())
             if pseudo is not None:
-                self.counts["hostname"] += 1
-                self._used["hostname"].add(pseudo)
+                kind = self._learned_kind.get(pseudo, "hostname")
+                self.counts[kind] += 1
+                self._used[kind].add(pseudo)
                 return pseudo + word[len(stripped):]
             return word
 
@@ -543,6 +686,28 @@ def _distinctive(name: str) -> bool:
     return (len(low) >= DISTINCTIVE_MIN and any(c in low for c in "-.0123456789")
             and not low.replace(".", "").isdigit() and RANK_TAG.match(low) is None
             and PSEUDONYM.match(low) is None and low not in KEEP_HOSTS)
+
+
+def _pod_like(name: str) -> bool:
+    """A pod name after "pod"/"Name:": generated names carry a dash and a digit (`x-0`,
+    `vllm-7d9f8b6c5-x2x4k`); "the pod is ready" names nothing."""
+    return ("-" in name and any(c.isdigit() for c in name) and NOT_A_HOST.search(name) is None
+            and PSEUDONYM.match(name) is None)
+
+
+def _fqdn_ok(name: str) -> bool:
+    """`node17.corp.internal`, `ip-10-0-0-1.ec2.internal`; not `threading.local`."""
+    first = name.split(".", 1)[0]
+    return (name.count(".") >= 2 or any(c.isdigit() or c == "-" for c in first)) and (
+        name.lower() not in KEEP_HOSTS)
+
+
+def _host_word_ok(name: str) -> bool:
+    """The name after "host"/"node" is a hostname when it has a digit and is not a rank
+    tag, a version or a file (`gpu-worker-17`, `dgx-a100-07`; not `rank0`, `v2`)."""
+    return (len(name) >= 4 and any(c.isdigit() for c in name) and RANK_TAG.match(name) is None
+            and NOT_A_HOST.search(name) is None and PSEUDONYM.match(name) is None
+            and NOT_A_HOSTNAME_WORD.match(name) is None)
 
 
 def redact_stream(lines: Iterable[str], redactor: Redactor | None = None,
