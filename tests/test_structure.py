@@ -1003,3 +1003,35 @@ def test_results_are_plain_data() -> None:
     assert _plain(parse_elastic_summary(ELASTIC))
     assert _plain(parse_server_args("ServerArgs(a='x', b=[1, (2, 3)], c={'k': P(1)}, d=<X>)"))
     assert _plain(parse_worknccl("WorkNCCL(SeqNum=1, TensorShape=[1, 2]) ran for 5 milliseconds"))
+
+
+# ----------------------------------------------------------------------- the row cache
+_SEED_LINES = (Path(__file__).resolve().parent.parent / "corpus" / "seed"
+               / "seed-sglang-tp8-oom-sigquit-logging-error.log").read_text().splitlines()
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(_SEED_LINES), min_size=1, max_size=60))
+def test_cached_rows_equal_a_fresh_parse(lines: list[str]) -> None:
+    """Rows come from a per-line cache; in any order and with repeats they are the rows a
+    fresh parse of the same lines gives (the line grammar is context-free per line)."""
+    from analyzer.parse import structure
+
+    parser = structure._dump_parser()
+    assert structure._rows(parser, lines) == structure._parse_lines(parser, lines)
+    assert structure._rows(parser, lines) == structure._parse_lines(parser, lines)  # warm
+
+
+def test_repeated_lines_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    from analyzer.parse import structure
+
+    parser = structure._dump_parser()
+    monkeypatch.setitem(structure._ROW_CACHES, id(parser), {})
+    seen: list[int] = []
+    real = structure._parse_lines
+    monkeypatch.setattr(structure, "_parse_lines",
+                        lambda p, lines: seen.append(len(lines)) or real(p, lines))
+    frame = '  File "/srv/x.py", line 3, in f'
+    structure._rows(parser, [frame, "    g()"] * 500)
+    structure._rows(parser, [frame] * 8)
+    assert seen == [2]  # two distinct lines, parsed once, then only cache hits

@@ -305,7 +305,32 @@ def _parse_rows(parser: Lark, lines: list[str]) -> list[_Row]:
     return rows
 
 
+# Rows by line text, per grammar. The line grammar is context-free per line (a star of
+# lines, each parsed from the same state), so a line's row never depends on its neighbours:
+# the same frame printed by 8 ranks, or by 10,000 repeats of one request error, is parsed
+# once. Bounded: cleared when full, lines longer than _CACHED_LINE are not kept.
+_ROW_CACHES: dict[int, dict[str, _Row]] = {}
+_CACHE_ROWS = 65_536
+_CACHED_LINE = 1_024
+
+
 def _rows(parser: Lark, lines: list[str]) -> list[_Row]:
+    """One row per line, each distinct line parsed once (see `_ROW_CACHES`)."""
+    cache = _ROW_CACHES.setdefault(id(parser), {})
+    todo = list(dict.fromkeys(line for line in lines if line not in cache))
+    if todo:
+        parsed = _parse_lines(parser, todo)
+        if len(cache) + len(todo) > _CACHE_ROWS:
+            cache.clear()
+        fresh = dict(zip(todo, parsed, strict=True))
+        for line, row in fresh.items():
+            if len(line) <= _CACHED_LINE:
+                cache[line] = row
+        return [cache.get(line) or fresh[line] for line in lines]
+    return [cache[line] for line in lines]
+
+
+def _parse_lines(parser: Lark, lines: list[str]) -> list[_Row]:
     """One row per line. A line the grammar rejects becomes a text row.
 
     The grammar is a star of lines, so every prefix of whole lines parses; an error is
