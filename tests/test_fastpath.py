@@ -204,3 +204,20 @@ def test_a_rule_without_a_literal_still_gets_every_line(tmp_path: Path) -> None:
 
 def test_minimal_literals_select_the_same_lines() -> None:
     assert prefilter._minimal({"ab", "abc", "b", "cd", "xcdx"}) == {"b", "cd"}
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.text(alphabet="abc ", min_size=1, max_size=6), max_size=30))
+def test_contained_is_the_pairwise_substring_relation(literals: list[str]) -> None:
+    """`contained` (substring lookup, linear in the literals) answers what the pairwise test
+    it replaced answered (quadratic: 5,000 user signatures took ~5 s)."""
+    from analyzer.knowledge.index import contained
+    from analyzer.scan.prefilter import _minimal
+
+    got = contained(literals)
+    assert got == {a: sorted({b for b in literals if b in a}) for a in set(literals)}
+    kept: list[str] = []
+    for lit in sorted(set(literals), key=len):
+        if not any(short in lit for short in kept):
+            kept.append(lit)
+    assert _minimal(set(literals)) == set(kept)

@@ -76,6 +76,27 @@ def _sequence(items: list[tuple[Any, Any]]) -> list[str] | None:
     return max(candidates, key=lambda lits: (min(len(x) for x in lits), -len(lits)))
 
 
+def contained(literals: Sequence[str]) -> dict[str, list[str]]:
+    """For each literal, the literals inside it (itself included), sorted.
+
+    By substring lookup over the lengths that occur, not by testing every pair: a --rules
+    directory of 5,000 signatures made the pairwise test 25M comparisons (~5 s per run)."""
+    known = set(literals)
+    lengths = sorted({len(lit) for lit in known})
+    out: dict[str, list[str]] = {}
+    for lit in known:
+        found = set()
+        for size in lengths:
+            if size > len(lit):
+                break
+            for i in range(len(lit) - size + 1):
+                part = lit[i:i + size]
+                if part in known:
+                    found.add(part)
+        out[lit] = sorted(found)
+    return out
+
+
 class LiteralScanner:
     """Which of many literals a text contains, in one scan of a trie-shaped regex (at each
     position the longest literal that starts there; the literals inside it follow from a
@@ -85,7 +106,7 @@ class LiteralScanner:
     def __init__(self, literals: Sequence[str]) -> None:
         lits = sorted(set(literals))
         self.literals = lits
-        self._inside = {lit: [other for other in lits if other in lit] for lit in lits}
+        self._inside = contained(lits)
         self._scan = re.compile(_trie(lits), re.DOTALL) if lits else None
         self._last: tuple[str, set[str]] = ("", set())
         self._primed: dict[str, set[str]] = {}

@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from analyzer.cache import cache_dir
 from analyzer.knowledge import NAMED_GROUP, Knowledge, Marker, knowledge_files
 from analyzer.knowledge import load as load_knowledge
-from analyzer.knowledge.index import required_literals
+from analyzer.knowledge.index import contained, required_literals
 from analyzer.model import SourceLine
 from analyzer.sources.prefetch import prefetched
 
@@ -99,11 +99,7 @@ def _union(literals: set[str]) -> str:
 def _minimal(literals: set[str]) -> set[str]:
     """Drop every literal that contains another one: a line holding it holds the shorter one
     too, so the union selects the same lines with a smaller automaton (10 % faster)."""
-    kept: list[str] = []
-    for lit in sorted(literals, key=len):
-        if not any(short in lit for short in kept):
-            kept.append(lit)
-    return set(kept)
+    return {lit for lit, inside in contained(sorted(literals)).items() if inside == [lit]}
 
 
 def _rust(pattern: str) -> str | None:
