@@ -27,6 +27,7 @@ class Context:
     exit_line: int | None = None  # where a process first said it is leaving at exit
     writer_lines: Mapping[tuple[str, int], int] = field(default_factory=dict)  # (source, pid)
     # -> the last ordinary line that process printed
+    launch_lines: Sequence[int] = ()  # where a server or job printed its start banner
 
 
 Rule = Callable[[list[Finding], Context], None]
@@ -202,6 +203,10 @@ def logged_and_went_on(findings: list[Finding], ctx: Context) -> None:
                         f"printing (line {later}): it caught the exception and survived it")
 
 
+# blocks a native crash handler prints (faulthandler, C++ terminate, a native backtrace)
+NATIVE_CRASHES = frozenset({"faulthandler", "cpp_abort", "native"})
+
+
 def after_success(findings: list[Finding], ctx: Context) -> None:
     """Signal: a warning-level record (a c10d `[W ...]`, an `NCCL WARN`) after the job said it
     finished successfully (MLPerf's run_stop with status success, nccl-tests' closing
@@ -211,7 +216,11 @@ def after_success(findings: list[Finding], ctx: Context) -> None:
     The same holds after a process said it is leaving at interpreter exit (torch's
     destructor warning "destroy_process_group() was not called before program exit"): the
     rank that hosted the TCPStore left first, the others' heartbeat monitors lose it.
-    Examples: torch-mlperf-flux1-4node-b200-success-tcpstore-teardown-warnings-healthy,
+    A native crash with no Python frame on its stack (an abort in a destructor, "Fatal Python
+    error: Aborted" while garbage-collecting) after it is the interpreter's teardown, and the
+    launcher's report of that exit with it; one raised from Python code still counts.
+    Examples: torch-torchtitan-2gpu-pretrain-completed-fatal-python-abort-at-exit-healthy,
+    torch-mlperf-flux1-4node-b200-success-tcpstore-teardown-warnings-healthy,
     torch-mlperf-retinanet-h200-success-nccl-proxy-teardown-warn-healthy,
     torch-megatron-2node-tp2-finished-tcpstore-should-dump-errors-at-exit-healthy."""
     ends = [(line, why) for line, why in (
@@ -220,10 +229,21 @@ def after_success(findings: list[Finding], ctx: Context) -> None:
     if not ends:
         return
     end, why = min(ends)
-    for f in findings:
-        if f.tier > 3 or f.resolved or f.line <= end or f.block_start is not None:
+    teardown_crash: int | None = None
+    for f in sorted(findings, key=lambda x: x.line):
+        if f.tier > 3 or f.resolved or f.line <= end:
             continue
-        if f.level == "warning":  # NCCL WARN lines too: their head says warning
+        if f.event_kind in NATIVE_CRASHES and not f.frames and f.kind != "failure":
+            teardown_crash = teardown_crash or f.line
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = (f"a native crash with no Python code on its stack after {why} (line "
+                        f"{end}): the interpreter's teardown (destructors, garbage collection) "
+                        "failed, not the work")
+        elif teardown_crash is not None and f.kind == "symptom":
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = (f"a report of the crash at exit (line {teardown_crash}) after {why}: "
+                        "teardown, not a failure")
+        elif f.block_start is None and f.level == "warning":  # NCCL WARN lines: head says so
             f.kind, f.tier = "nonfatal", 8
             f.reason = f"a warning after {why} (line {end}): teardown, not a failure"
 
@@ -353,9 +373,34 @@ SURVIVED_AFTER = 3  # successful serving lines after an error that show the serv
 # twice, errors a process kept surviving or a monitor kept reporting, then what a stop
 # request, a request handler or a test harness says about the lines around them.
 # choose_root picks among what is left.
+def earlier_attempts(findings: list[Finding], ctx: Context) -> None:
+    """Signal: a failure, then the program's start banner again (vLLM's version line,
+    SGLang's server_args, MLPerf's init_start), then another failure. Why: the log holds
+    several attempts (a wrapper or a user re-ran it, often with the first error fixed); the
+    last attempt's failure is the state the log ends in, the earlier one stays a candidate.
+    Example: vllm-v1-091-port-8000-address-in-use-after-bad-args-retry."""
+    if not ctx.launch_lines:
+        return
+    for f in findings:
+        if f.tier > 2 or f.resolved:
+            continue
+        end = f.block_end or f.line
+        restart = next((ln for ln in ctx.launch_lines if ln > end), None)
+        if restart is None:
+            continue
+        later = next((g for g in findings if g.line > restart and g.tier <= 2
+                      and not g.resolved), None)
+        if later is None:
+            continue
+        f.kind, f.tier = "symptom", 3
+        f.reason = (f"an earlier attempt: the program started again (line {restart}) and "
+                    f"failed again (line {later.line}); the last attempt's failure is the "
+                    "one the log ends in")
+
+
 RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors,
                            repeated_by_one_process, periodic_reports, stopped, request_scoped,
-                           test_verdicts, logged_and_went_on, after_success)
+                           test_verdicts, logged_and_went_on, after_success, earlier_attempts)
 
 
 def survived(findings: list[Finding], alive_after: Callable[[int], int],

@@ -40,6 +40,7 @@ BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_erro
 MAX_SYMPTOMS = 500
 MAX_WARNINGS = 200
 MAX_BLOCK_PHASES = 1000
+ELASTIC_ENTRY_GAP = 4  # lines between an elastic root entry's head and its quoted traceback
 NEAR_LINES = 200
 CUT_WINDOW = 8  # lines before a cut-off traceback that may state its error
 WENT_ON_LINES = 10  # ordinary lines after an unknown error line: the job went on
@@ -73,6 +74,7 @@ class Analyzer:
     writer_lines: dict[tuple[str, int], int] = field(default_factory=dict)  # (source, pid) ->
     # the last ordinary line that writer printed: did the process go on after its error?
     _ignored_line: int = -10
+    _elastic_root: tuple[int, int] | None = None  # (last line, rank) of an elastic root entry
     exit_line: int | None = None  # where a process first said it is leaving at exit
     _stack_prints: list[int] = field(default_factory=list)  # headless frames, no exception
     _prev: tuple[int, str, str | None, int | None, str | None] | None = None  # last ordinary line
@@ -82,6 +84,19 @@ class Analyzer:
 
     def __post_init__(self) -> None:
         self.phases = PhaseTracker(self.knowledge)
+
+    def _elastic_entry_rank(self, ev: Event, found: list[Finding]) -> None:
+        """torchelastic's summary names the failed rank, then quotes that worker's traceback
+        under "traceback :" (a block of its own): the quoted error is that rank's."""
+        root = (ev.fields.get("elastic") or {}).get("root_cause") or {}
+        if isinstance(root.get("rank"), int):
+            self._elastic_root = (ev.line_end, root["rank"])
+        elif (self._elastic_root is not None
+              and ev.clean[0][ev.offset(0):].lstrip().startswith("traceback :")
+              and 0 < ev.line_start - self._elastic_root[0] <= ELASTIC_ENTRY_GAP):
+            for f in found:
+                if f.rank is None:
+                    f.rank, f.rank_source = self._elastic_root[1], "message"
 
     def next_input(self) -> None:
         """Start the next file of a multi-file analysis."""
@@ -104,6 +119,7 @@ class Analyzer:
             if hinted and len(self.block_phases) < MAX_BLOCK_PHASES:
                 self.block_phases.append((ev.line_start, hinted))
             found = block_findings(ev, self.blocks, self.knowledge)
+            self._elastic_entry_rank(ev, found)
         else:
             found = line_findings(ev, self.knowledge)
         if ev.kind in BLOCK_KINDS and ev.line_start - 1 == self._ignored_line:
@@ -269,7 +285,8 @@ class Analyzer:
                       serving_line=ph.serving_line if single else None,
                       done_line=ph.done_line if single else None,
                       exit_line=self.exit_line if single else None,
-                      writer_lines=self.writer_lines)
+                      writer_lines=self.writer_lines,
+                      launch_lines=tuple(ph.launch_lines) if single else ())
         for rule in RULES:
             rule(findings, ctx)
         single_input = self.input_index == 0
@@ -417,8 +434,8 @@ class Analyzer:
         waiting = self._repeated_wait()
         if waiting is not None:
             return "hang", waiting, False
-        if ph.ready_line is not None or ph.serving_line is not None:
-            return "healthy", None, False
+        if ph.ready_line is not None or ph.serving_line is not None or ph.done_line is not None:
+            return "healthy", None, False  # ready, serving, or the job said it finished
         if ph.server_seen and ph.furthest() in HANG_PHASES and len(ph.last_line) >= 2 \
                 and self._silent_in_init():
             return "hang", self._first_silent(), True

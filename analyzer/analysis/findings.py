@@ -224,7 +224,10 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     fields = ev.fields
     stmt_line = fields.get("statement_line")
     stmt_i = ev.lines.index(stmt_line) if stmt_line in ev.lines else None
-    if ev.kind in REPORT_BLOCKS:  # a state dump (py-spy) states no error of its own
+    if ev.kind in REPORT_BLOCKS or (ev.kind == "faulthandler" and not fields.get("error")):
+        # a state dump states no error of its own: py-spy, or faulthandler's stacks without
+        # a "Fatal Python error:" header (faulthandler.register(SIGTERM) on a worker being
+        # stopped, dump_traceback_later): its header is never the root cause
         stmt_i = None
     in_handler = bool(fields.get("signal_handler_frames")) or bool(fields.get("logging_error"))
     section_end = _statement_section_end(ev, stmt_i)
@@ -298,6 +301,7 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     out.append(f)
     out.extend(_chained_exceptions(ev, index, stmt_i, section_end, in_handler))
     return out
+
 
 
 def _nccl_last_error(ev: Event, stmt_i: int, section_end: int) -> int | None:

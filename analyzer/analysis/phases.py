@@ -60,6 +60,7 @@ class PhaseTracker:
     # lines showing a healthy server (ready, successful serving): did it outlive an error?
     activity_line: int = 0  # the last line that showed progress of any kind
     step_done: bool = False  # a training step finished (a loss line, a bar past 0)
+    launch_lines: list[int] = field(default_factory=list)  # start banners (a new attempt?)
 
     def key(self, ev: Event) -> Key:
         return (ev.rank_number(), _process_label(ev))
@@ -93,6 +94,8 @@ class PhaseTracker:
 
     def _apply(self, key: Key, marker: Marker, groups: dict[str, str], ev: Event) -> None:
         self.hits.append((marker.id, ev.line_start))
+        if marker.phase == "launch" and marker.edge == "begin" and len(self.launch_lines) < 64:
+            self.launch_lines.append(ev.line_start)
         if marker.system in SERVER_SYSTEMS:
             self.server_seen = True
         self.activity_line = ev.line_start

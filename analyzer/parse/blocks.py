@@ -385,12 +385,29 @@ def _starts_block(body: str) -> str | None:
     return None
 
 
+def _dedent_shifted(lines: list[str], start: int) -> list[str]:
+    """A traceback printed further in than CPython prints it, shifted back.
+
+    CPython puts frames at column 2, their source at 4 and the exception at 0; a copy set
+    further in (torchelastic's summary quotes the worker's traceback two columns in, under
+    "traceback :") would read its exception line as source. The surplus is the frames'
+    indent beyond 2, removed from every line after the header when all of them have it."""
+    indents = [len(b) - len(b.lstrip(" ")) for b in lines[start + 1:]
+               if b.lstrip().startswith('File "')]
+    extra = min(indents) - 2 if indents else 0
+    body = lines[start + 1:]
+    if extra <= 0 or any(b.strip() and len(b) - len(b.lstrip(" ")) < extra for b in body):
+        return lines
+    return [*lines[:start + 1], *(b[extra:] if b.strip() else b for b in body)]
+
+
 def _block_fields(kind: str, bodies: list[str], frames: list[Frame]) -> dict[str, Any]:
     if kind in ("traceback", "logging_error"):
         start = next((i for i, b in enumerate(bodies) if TRACEBACK_HEAD in b), None)
         lines = list(bodies)
         if start is not None:
             lines[start] = TRACEBACK_HEAD
+            lines = _dedent_shifted(lines, start)
         fields = structure.parse_traceback(lines)
         if kind == "logging_error":
             fields["logging_error"] = True
