@@ -12,7 +12,6 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from analyzer.analysis.findings import LEXICAL_TIER, Finding, carries_on
-from analyzer.model import bounded_int
 
 
 @dataclass(frozen=True)
@@ -72,7 +71,8 @@ def explained_failures(findings: list[Finding], ctx: Context) -> None:
                 break
 
 
-REQUEST_SITE = re.compile(r"[\[ ](?:serving_\w+|api_server|protocol)\.py:\d+\]")  # logger site
+REQUEST_SITE = re.compile(r"[\[ ](?:serving(?:_\w+)?|api_server|protocol)\.py:\d+\]")  # logger site
+# (newer vLLM logs request errors from serving.py: "[serving.py:220] Error with model")
 RESTATE_WINDOW = 8  # lines before a traceback where its error may have been stated first
 WORD = re.compile(r"[A-Za-z][A-Za-z_]{2,}")
 COMMON = frozenset({"error", "the", "and", "for", "with", "from", "this", "that", "exception",
@@ -282,12 +282,13 @@ def repeated_by_one_process(findings: list[Finding], ctx: Context) -> None:
         if f.pid is None or f.tier > 2 or f.resolved or f.role != "statement":
             continue
         text = f.clean[f.clean.find(")") + 1:] if f.clean.startswith("(") else f.clean
-        folded = RAY_DEDUP.search(text)
+        # Ray's "[repeated Nx across cluster]" folds the same line from N *other* processes
+        # (its log deduplication is across workers): not this process surviving it N times
         text = DIGITS.sub("0", RAY_DEDUP.sub("", text)).strip()
         exc = EXC_START.search(text)  # "ValueError: step 0 - extract action failed from: ..."
         key = (f.source, f.pid, exc.group()[:60] if exc else text[:200])
         groups.setdefault(key, []).append(f)
-        times[key] = times.get(key, 0) + 1 + (bounded_int(folded.group(1)) if folded else 0)
+        times[key] = times.get(key, 0) + 1
     for key, same in groups.items():
         if times[key] < REPEATS_SURVIVED:
             continue
