@@ -87,35 +87,7 @@ class Series:
 
 
 _NUM = r"(\d+(?:\.\d+)?)"
-SGLANG_FIELDS = {  # regex on the message -> (metric, label, unit, scale)
-    "gen_throughput": (re.compile(r"gen throughput \(token/s\): " + _NUM),
-                       "gen", "generation", "tokens/s", 1.0),
-    "input_throughput": (re.compile(r"input throughput \(token/s\): " + _NUM),
-                         "prompt", "prefill input", "tokens/s", 1.0),
-    "running": (re.compile(r"#running-req: " + _NUM), "requests", "running", "requests", 1.0),
-    "queued": (re.compile(r"#queue-req: " + _NUM), "requests", "queued", "requests", 1.0),
-    "token_usage": (re.compile(r"token usage: " + _NUM), "usage", "token (KV) usage", "%",
-                    100.0),
-}
-# a prefill line's #running-req counts the batch before it joins: only these are comparable
-SGLANG_PREFILL = {k: v for k, v in SGLANG_FIELDS.items()
-                  if k in ("input_throughput", "queued", "token_usage")}
-VLLM_FIELDS = {
-    "gen_throughput": (re.compile(r"Avg generation throughput: " + _NUM),
-                       "gen", "generation", "tokens/s", 1.0),
-    "prompt_throughput": (re.compile(r"Avg prompt throughput: " + _NUM),
-                          "prompt", "prompt", "tokens/s", 1.0),
-    "running": (re.compile(r"Running: " + _NUM + " reqs"), "requests", "running", "requests",
-                1.0),
-    "waiting": (re.compile(r"(?:Waiting|Pending): " + _NUM + " reqs"), "requests", "waiting",
-                "requests", 1.0),
-    "swapped": (re.compile(r"Swapped: " + _NUM + " reqs"), "requests", "swapped", "requests",
-                1.0),
-    "kv_usage": (re.compile(r"GPU KV cache usage: " + _NUM + "%"), "usage", "GPU KV cache usage",
-                 "%", 1.0),
-    "prefix_hit": (re.compile(r"Prefix cache hit rate: " + _NUM + "%"), "usage",
-                   "prefix cache hit rate", "%", 1.0),
-}
+# the metrics themselves ([[fact]] group "metric") live in knowledge/environment.toml
 VLLM_ENGINE = re.compile(r"^Engine (\d{1,4}):")
 METRIC_TITLES = {"gen": "Generation throughput", "prompt": "Prompt / prefill throughput",
                  "requests": "Requests", "usage": "KV cache / token usage"}
@@ -124,48 +96,10 @@ METRIC_TITLES = {"gen": "Generation throughput", "prompt": "Prompt / prefill thr
 AVAIL = re.compile(r"avail mem=" + _NUM + r" ?GB")
 USAGE = re.compile(r"mem usage=" + _NUM + r" ?GB")
 STEP_LABEL = re.compile(r"\s*([A-Za-z][^.,=]{0,60}?)\s*(?:\.(?:\s|$)|,|$| avail mem| mem usage)")
-MEMORY_FACTS = (
-    (re.compile(r"Model loading took " + _NUM + r" ?GiB"), "Model weights loaded", "GiB"),
-    (re.compile(r"Available KV cache memory: " + _NUM + r" ?GiB"), "Available KV cache memory",
-     "GiB"),
-    (re.compile(r"GPU KV cache size: ([\d,]+) tokens"), "GPU KV cache size", "tokens"),
-    (re.compile(r"KV Cache is allocated\. #tokens: (\d+)"), "KV cache tokens", "tokens"),
-    (re.compile(r"KV size: " + _NUM + r" ?GB"), "KV cache size", "GB"),
-    (re.compile(r"Maximum concurrency for ([\d,]+ tokens per request): " + _NUM + "x"),
-     "Maximum concurrency", "×"),
-    (re.compile(r"[Gg]raph capturing finished in \d+ secs?, took " + _NUM + r" ?GiB"),
-     "CUDA graph memory", "GiB"),
-    (re.compile(r"GPU (\d+) has a total capacity of " + _NUM + r" ?GiB"), "GPU total capacity",
-     "GiB"),
-    (re.compile(r"Total non KV cache memory: " + _NUM + r" ?GiB"), "Non-KV-cache memory", "GiB"),
-)
+# the figures of single lines ([[fact]] group "memory") live in knowledge/environment.toml
 
 # ------------------------------------------------------------------------- environment
-# (name, a literal the line must contain, pattern): the literal skips the regex on most lines
-VERSION_PATTERNS: tuple[tuple[str, str, re.Pattern[str]], ...] = (
-    ("vLLM", "server version", re.compile(r"vLLM API server version (\S{1,64})")),
-    ("vLLM", "LLM engine (v",
-     re.compile(r"Initializing an? (?:V1 )?LLM engine \(v([^)\s]{1,64})\)")),
-    ("vLLM", "vLLM Version", re.compile(r"^vLLM Version: (\S{1,64})")),
-    ("NCCL", "NCCL version", re.compile(r"NCCL version (\d[\w.+-]{0,40})")),
-    ("NCCL", "nccl==", re.compile(r"(?:sglang|vllm) is using nccl==(\S{1,40})")),
-    ("PyTorch", "PyTorch", re.compile(r"^PyTorch(?: version)?: (\S{1,64})")),
-    ("CUDA (PyTorch build)", "CUDA used", re.compile(r"^CUDA used to build PyTorch: (.{1,40})")),
-    ("ROCm (PyTorch build)", "ROCM used", re.compile(r"^ROCM used to build PyTorch: (.{1,40})")),
-    ("CUDA runtime", "CUDA runtime", re.compile(r"^CUDA runtime version: (.{1,40})")),
-    ("GPU driver", "river ",
-     re.compile(r"^(?:Nvidia driver version|CUDA Driver Version): (.{1,40})")),
-    ("Python", "Python", re.compile(r"^Python(?: version)?: (\d[\w.+]{0,20})")),
-    ("OS", "OS: ", re.compile(r"^OS: (.{1,80})")),
-    ("NVCC", "NVCC", re.compile(r"^NVCC: (.{1,80})")),
-    ("SGLang", "sglang: ", re.compile(r"^sglang: (\S{1,40})")),
-    ("sgl-kernel", "sgl_kernel", re.compile(r"^sgl_kernel: (\S{1,40})")),
-    ("FlashInfer", "flashinfer", re.compile(r"^flashinfer(?:_python)?: (\S{1,40})")),
-    ("Triton", "triton: ", re.compile(r"^triton: (\S{1,40})")),
-    ("Transformers", "transformers: ", re.compile(r"^transformers: (\S{1,40})")),
-    ("FlashAttention", "FlashAttention", re.compile(r"Using FlashAttention version (\d{1,2})")),
-    ("CUDA driver API", "cudaDriverVersion", re.compile(r"cudaDriverVersion (\d{4,6})")),
-)
+# the versions ([[fact]] group "version") live in knowledge/environment.toml
 NO_VALUE = frozenset({"N/A", "None", "none", "Could not collect", "", "null"})
 BANNER_VERSION = re.compile(r"[█▄▀].{0,60}\bversion (\d[\w.+-]{0,40})")
 _GPU_VENDORS = r"(?:NVIDIA|AMD|Tesla|Quadro|GeForce|Radeon)"
@@ -207,6 +141,12 @@ class Collector:
     def __init__(self, knowledge: Knowledge, wanted_lines: set[int],
                  redactor: Redactor | None) -> None:
         self.tracker = PhaseTracker(knowledge)
+        facts = knowledge.facts
+        self.version_facts = [f for f in facts if f.group == "version"]
+        self.memory_facts = [f for f in facts if f.group == "memory"]
+        self.sglang_metrics = [f for f in facts if f.group == "metric" and f.system == "sglang"]
+        self.sglang_prefill = [f for f in self.sglang_metrics if f.prefill]
+        self.vllm_metrics = [f for f in facts if f.group == "metric" and f.system == "vllm"]
         self.redactor = redactor
         self.lanes: dict[tuple[int | None, str | None], _Lane] = {}
         self.series: dict[tuple[str, str], Series] = {}
@@ -269,27 +209,27 @@ class Collector:
     # -- metrics ------------------------------------------------------------------------
     def _metrics(self, ev: Event, msg: str, ts: float | None) -> None:
         if "batch." in msg and ("Decode batch" in msg or "Prefill batch" in msg):
-            table = SGLANG_PREFILL if "Prefill batch" in msg else SGLANG_FIELDS
+            table = self.sglang_prefill if "Prefill batch" in msg else self.sglang_metrics
             who = ev.process or ""
         elif "throughput:" in msg and "Avg" in msg:
-            table = VLLM_FIELDS
+            table = self.vllm_metrics
             m = VLLM_ENGINE.match(msg)
             who = f"engine {bounded_int(m.group(1))}" if m else ""
         else:
             return
         if ts is None:  # stats lines carry their own timestamp; one without is not plottable
             return
-        for name, (rx, metric, label, unit, scale) in table.items():
-            hit = rx.search(msg)
-            if hit is None:
+        for fact in table:
+            got = fact.value(msg)
+            if got is None:
                 continue
-            key = (name, who)
+            key = (fact.id, who)
             series = self.series.get(key)
             if series is None:
                 if len(self.series) >= MAX_SERIES:
                     continue
-                series = self.series[key] = Series(metric, label, unit, who)
-            series.add(ts, bounded_float(hit.group(1)) * scale, ev.line_start)
+                series = self.series[key] = Series(fact.metric, fact.name, fact.unit, who)
+            series.add(ts, bounded_float(got[0]) * fact.scale, ev.line_start)
 
     # -- memory -------------------------------------------------------------------------
     def _memory(self, ev: Event, msg: str) -> None:
@@ -315,15 +255,13 @@ class Collector:
             return
         if not any(w in msg for w in ("GiB", "GB", "tokens", "concurrency")):
             return
-        for rx, label, unit in MEMORY_FACTS:
-            hit = rx.search(msg)
-            if hit is None:
+        for fact in self.memory_facts:
+            got = fact.value(msg)
+            if got is None:
                 continue
-            if hit.lastindex and hit.lastindex >= 2:
-                value = f"{hit.group(2)}{unit}" if unit == "×" else f"{hit.group(2)} {unit}"
-                label = f"{label} ({'GPU ' + hit.group(1) if 'GPU' in label else hit.group(1)})"
-            else:
-                value = f"{hit.group(1)} {unit}"
+            number, subject = got
+            label = fact.name.replace("{subject}", subject or "")
+            value = f"{number}{fact.unit}" if fact.unit == "×" else f"{number} {fact.unit}"
             key = (label, value)
             if key not in self.facts and len(self.facts) < MAX_FACTS:
                 self.facts[key] = {"label": label, "value": value, "line": ev.line_start}
@@ -331,12 +269,12 @@ class Collector:
     # -- environment ----------------------------------------------------------------------
     def _environment(self, msg: str, line: int) -> None:
         text = msg.strip()
-        for name, literal, rx in VERSION_PATTERNS:
-            if name in self.versions or literal not in text:
+        for fact in self.version_facts:
+            if fact.name in self.versions:
                 continue
-            hit = rx.search(text)
-            if hit and hit.group(1).strip() not in NO_VALUE:
-                self.versions[name] = {"value": hit.group(1).strip(), "line": line}
+            got = fact.value(text)
+            if got is not None and got[0].strip() not in NO_VALUE:
+                self.versions[fact.name] = {"value": got[0].strip(), "line": line}
         if "vLLM" not in self.versions and "version" in text:
             hit = BANNER_VERSION.search(text)
             if hit:

@@ -1,4 +1,5 @@
-"""Knowledge as data: failure, symptom and benign signatures and phase markers (TOML).
+"""Knowledge as data: failure, symptom and benign signatures, phase markers and the facts a
+post-mortem shows (TOML).
 
 The shipped files live in `analyzer/knowledge/`; `--rules DIR` adds more (same schema, later
 files may override an id). Each entry names the corpus case that proves it.
@@ -15,6 +16,7 @@ from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
 from analyzer.errors import RulesError
+from analyzer.knowledge.facts import Fact, fact
 from analyzer.knowledge.index import LiteralIndex, LiteralScanner, required_literals
 
 T = TypeVar("T")
@@ -113,6 +115,7 @@ class Knowledge:
     signatures: list[Signature] = field(default_factory=list)
     markers: list[Marker] = field(default_factory=list)
     frame_hints: list[FrameHint] = field(default_factory=list)
+    facts: list[Fact] = field(default_factory=list)  # versions, memory, metrics (facts.py)
     # required literal -> entries that need it; a line is only searched with the patterns
     # whose literals it contains (a substring test is ~50x cheaper than a regex search)
     sig_index: LiteralIndex[Signature] = field(default_factory=lambda: LiteralIndex([], []))
@@ -330,12 +333,13 @@ def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
     sigs: dict[str, Signature] = {}
     markers: dict[str, Marker] = {}
     hints: list[FrameHint] = []
+    facts: dict[str, Fact] = {}
     shipped = knowledge_dir()
     counts: dict[Path, int] = {}
     for path in _files([shipped, *(Path(d) for d in extra_dirs)]):
         data = _read_toml(path)
         user = path.parent != shipped
-        for what in ("signature", "marker", "frame_hint"):
+        for what in ("signature", "marker", "frame_hint", "fact"):
             if not isinstance(data.get(what, []), list):
                 raise RulesError(f"{path}: {what} must be an array of tables ([[{what}]])")
             if user:
@@ -356,6 +360,9 @@ def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
             if "phase" not in entry or "pattern" not in entry:
                 raise RulesError(f"{path}: frame_hint needs phase and pattern")
             hints.append(FrameHint(entry["phase"], _compile(entry["pattern"], str(path))))
+        for entry in data.get("fact", []):
+            one = fact(entry, str(path), _compile)
+            facts[one.id] = one
     sig_list = list(sigs.values())
     mk_list = list(markers.values())
     sig_pairs, sig_always = _by_literal(sig_list, lambda e: e.pattern.pattern)
@@ -364,5 +371,5 @@ def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
     return Knowledge(
         sig_index=LiteralIndex(sig_pairs, sig_always, scanner),
         marker_index=LiteralIndex(mk_pairs, mk_always, scanner),
-        signatures=sig_list, markers=mk_list, frame_hints=hints,
+        signatures=sig_list, markers=mk_list, frame_hints=hints, facts=list(facts.values()),
     )
