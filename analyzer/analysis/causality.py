@@ -73,6 +73,8 @@ def explained_failures(findings: list[Finding], ctx: Context) -> None:
 
 REQUEST_SITE = re.compile(r"[\[ ](?:serving(?:_\w+)?|api_server|protocol)\.py:\d+\]")  # logger site
 # (newer vLLM logs request errors from serving.py: "[serving.py:220] Error with model")
+# "for request chatcmpl-96075...": an error line that names the one request it is about
+REQUEST_ID = re.compile(r"\brequest (?:id )?[\"']?(?:chatcmpl|cmpl|req|embd)-[0-9a-f]{6}")
 RESTATE_WINDOW = 8  # lines before a traceback where its error may have been stated first
 WORD = re.compile(r"[A-Za-z][A-Za-z_]{2,}")
 COMMON = frozenset({"error", "the", "and", "for", "with", "from", "this", "that", "exception",
@@ -160,8 +162,11 @@ def request_scoped(findings: list[Finding], ctx: Context) -> None:
     line: a paste that starts while serving has no ready marker). Why: a bad request (too
     long, a template that does not apply, a model name that does not exist) fails that request
     only; the server answers 400/404/500 and goes on.
+    An error line that names the one request it is about ("Failed to advance FSM for
+    request chatcmpl-...") is such an error too.
     Examples: vllm-v1-serving-context-length-request-errors-healthy,
-    sglang-kimi-k2-strict-tool-call-notimplemented-500-request-error-healthy."""
+    sglang-kimi-k2-strict-tool-call-notimplemented-500-request-error-healthy,
+    vllm-qwen-tool-call-xgrammar-fsm-advance-errors-serving-healthy."""
     ready_line = min((x for x in (ctx.ready_line, ctx.serving_line) if x is not None),
                      default=None)
     if ready_line is None:
@@ -171,7 +176,8 @@ def request_scoped(findings: list[Finding], ctx: Context) -> None:
         if f.tier > 2 or f.line < ready_line or f.resolved:
             continue
         if any("entrypoints/openai" in fr or "/serving_" in fr for fr in f.frames) or \
-                (not f.frames and REQUEST_SITE.search(f.clean[:200])):
+                (not f.frames and (REQUEST_SITE.search(f.clean[:200])
+                                   or REQUEST_ID.search(f.clean))):
             f.kind, f.tier = "nonfatal", 8
             f.category = "request_error"
             f.reason = ("raised while handling one request after the server was ready: that "
