@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from analyzer import api
@@ -45,9 +45,14 @@ IDS = [p.stem for p in LOGS]
 
 
 def physical_lines(data: bytes) -> int:
-    """How many lines the reader yields for these bytes (the last may lack its LF)."""
+    """How many lines the reader yields for these bytes (the last may lack its LF).
+
+    As the reader does (sources.Source._text_chunks): a text with CRs but no LF at all ends
+    each line with a bare CR (old Mac tools, serial consoles); hypothesis found '\r\r'."""
     if not data:
         return 0
+    if b"\n" not in data and data.count(b"\r") >= 2:
+        data = data.replace(b"\r", b"\n")
     return data.count(b"\n") + (0 if data.endswith(b"\n") else 1)
 
 
@@ -186,6 +191,8 @@ def test_arbitrary_text_is_covered(text: str) -> None:
 
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(TEXT)
+@example("\r\r")  # CR-only line ends: two lines (found by hypothesis in CI)
+@example("a\rb\rc")
 def test_arbitrary_text_file_is_covered(text: str) -> None:
     """Any text written to a file reads back as events covering every line."""
     data = text.encode("utf-8", "surrogatepass")

@@ -10,6 +10,7 @@ CLI's mapping of `InputError` to exit 2 is tested in test_cli.py and test_bad_in
 from __future__ import annotations
 
 import json
+import os
 import random
 import tempfile
 from pathlib import Path
@@ -55,7 +56,9 @@ def mutated_log(draw: st.DrawFn) -> bytes:
     return bytes(data)
 
 
-@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# LOGLENS_FUZZ_EXAMPLES=1000 for a long local run (the closing note of #12 reports one)
+@settings(max_examples=int(os.environ.get("LOGLENS_FUZZ_EXAMPLES", "60")), deadline=None,
+          suppress_health_check=[HealthCheck.too_slow])
 @given(mutated_log())
 def test_fuzzed_log_answers_or_refuses(data: bytes) -> None:
     with tempfile.TemporaryDirectory() as tmp:
