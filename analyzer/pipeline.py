@@ -141,11 +141,14 @@ class Pipeline:
         scanner = analyzer.knowledge.sig_index.scanner
         for batch in batches:
             scanner.prime({batch.texts[i]: lits for i, lits in batch.literals.items()})
-            analyzer.phases.note_alive(batch.first + i for i in batch.alive
-                                       if alive_line(batch.text(i)))
             prefilter.walk(batch, name, lambda: bool(self.assembler.open), feed, skip,
                            feed_edge, blank,
                            lambda line: analyzer.note_writer(name, line.lineno, line.text))
+            # after the walk: the batch's last serving lines come after every line it fed, and
+            # the tracker keeps only the latest few (noted first, they were pushed out again
+            # by the earlier lines the walk fed: a b26 PD log's health polls after its errors)
+            analyzer.phases.note_alive(batch.first + i for i in batch.alive
+                                       if alive_line(batch.text(i)))
         scanner.prime({})
         for ev in self.assembler.finish():
             deliver(ev)

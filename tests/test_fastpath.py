@@ -88,6 +88,29 @@ def test_fast_path_on_a_long_serving_log(tmp_path: Path) -> None:
     assert fast["stats"]["ordinary_lines_skipped"] > 25_000
 
 
+def test_serving_lines_after_an_error_show_it_was_outlived(tmp_path: Path) -> None:
+    """The prefilter summarises the last serving lines of a batch as alive evidence; they come
+    after the lines the walk fed, and the tracker keeps only the latest few, so noting them
+    before the walk lost them (b26's PD decode log: health polls after its transfer errors
+    answered hang on the fast path, healthy on the full one)."""
+    lines = ["[2025-05-12 09:14:03] server_args=ServerArgs(model_path='/m', tp_size=2)",
+             "[2025-05-12 09:15:40] The server is fired up and ready to roll!"]
+    lines += [f'[2025-05-12 09:16:{i:02d}] INFO:     127.0.0.1:{40000 + i} - "POST /generate '
+              'HTTP/1.1" 200 OK' for i in range(40)]
+    lines += ["[2025-05-12 09:17:00 TP1] Some requests fail to receive KV Cache transfer done "
+              "signal after bootstrapping. If a greater mean TTFT is acceptable, you can 'export "
+              "SGLANG_DISAGGREGATION_WAITING_TIMEOUT=600' (10 minutes) to relax the timeout "
+              "condition."]
+    lines += [f'[2025-05-12 09:18:{i:02d}] INFO:     127.0.0.1:{41000 + i} - "GET /health '
+              'HTTP/1.1" 200 OK' for i in range(6)]
+    log = tmp_path / "pd.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fast = api.explain([str(log)], excerpts=False, fast=True)
+    full = api.explain([str(log)], excerpts=False, fast=False)
+    assert full["verdict"] == "healthy"
+    assert _answer(fast) == _answer(full)
+
+
 def test_the_producer_process_gives_the_same_report(tmp_path: Path,
                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     """A big file is read and classified in a child process: same answers, same excerpts and

@@ -150,10 +150,11 @@ class PhaseTracker:
         return sum(1 for a in self.alive if a > line)
 
     def note_alive(self, lines: Iterable[int]) -> None:
-        """Serving lines the fast path summarised instead of feeding."""
-        for line in lines:
-            if not self.alive or line > self.alive[-1]:
-                self.alive.append(line)
+        """Serving lines the fast path summarised instead of feeding: merged by line number
+        with those fed, so the latest few are kept whichever came first."""
+        merged = sorted({*self.alive, *lines})[-ALIVE_KEEP:]
+        self.alive.clear()
+        self.alive.extend(merged)
 
     def phase_at(self, line: int, key: Key | None = None) -> str | None:
         """The phase a rank (or, failing that, the whole job) was in at `line`."""
