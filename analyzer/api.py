@@ -63,7 +63,7 @@ def _sniff(src: Source) -> tuple[int | None, list[re.Pattern[str]]]:
                 year = int(head.timestamp[:4])
     except Exception:
         return year, []
-    return year, prefixes.infer(texts, framer.recognised)
+    return year, prefixes.infer(texts, framer.recognised, framer.body)
 
 
 def _opened(paths: Sequence[str] | Sequence[Source]) -> list[Source]:

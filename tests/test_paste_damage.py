@@ -17,6 +17,7 @@ import pytest
 
 from analyzer import api
 from analyzer.model import SourceLine
+from analyzer.parse import prefixes
 from analyzer.parse.framing import Framer
 from analyzer.parse.prefixes import infer
 from tests.conftest import corpus_logs, expected_for
@@ -124,3 +125,42 @@ def test_a_level_word_before_every_line_is_not_a_prefix() -> None:
     a coarse shape covers them, but peeling it would cost the levels, so nothing is peeled."""
     lines = [f"{'INFO' if i % 3 else 'WARNING'}:root:step {i} loss 0.{i}" for i in range(30)]
     assert infer(lines, Framer(2025).recognised) == []
+
+
+ASCEND_WORKER = ("(Worker_DP1_TP3_EP7 pid=6088) ERROR 2025-11-05 17:47:06.062 "
+                 "[multiproc_executor.py:699] ")  # vllm-ascend's worker: a head no grammar knows
+
+
+def _ascend_traceback() -> list[str]:
+    body = ["Traceback (most recent call last):"]
+    for i in range(12):
+        body += [f'  File "/srv/vllm/worker_{i}.py", line {10 + i}, in step_{i}',
+                 f"    out = step_{i + 1}(x)"]
+    body.append("RuntimeError: shape '[2, 32768]' is invalid for input of size 16384")
+    return [ASCEND_WORKER + line for line in body]
+
+
+def _learned(lines: list[str]) -> Framer:
+    sniff = Framer(2025)
+    texts = [prefixes.sample_text(sniff.frame(SourceLine(i + 1, t, "mem")))
+             for i, t in enumerate(lines)]
+    return Framer(2025, infer(texts, sniff.recognised, sniff.body))
+
+
+@pytest.mark.parametrize("label", ["train-job-7.node-1 [stderr] ", "   12 | "])
+def test_an_unknown_label_before_a_known_wrapper_before_an_unknown_head(label: str) -> None:
+    """label, a known process wrapper, then a head only the file teaches: each round of
+    inference sees what follows the known wrappers too, so the third layer is still learned
+    (the b23 vllm-ascend case under the unknown-label and line-number damages)."""
+    lines = [label + t for t in _ascend_traceback()]
+    frame = _learned(lines).frame(SourceLine(1, lines[-1], "mem"))
+    assert frame.message.startswith("RuntimeError: shape"), [p.text for p in frame.prefixes]
+    assert frame.process == "Worker_DP1_TP3_EP7"
+
+
+def test_a_quote_learned_and_peeled_as_a_wrapper_does_not_stop_the_chain() -> None:
+    """A quoted paste teaches `> ` first (inference reads the quote back), but the quote
+    wrapper peels it before the learned prefixes are tried: the chain goes on past it."""
+    lines = ["> " + t for t in _ascend_traceback()]
+    frame = _learned(lines).frame(SourceLine(1, lines[-1], "mem"))
+    assert frame.message.startswith("RuntimeError: shape"), [p.text for p in frame.prefixes]

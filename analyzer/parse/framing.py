@@ -181,11 +181,15 @@ class Framer:
                     prefixes.append(Prefix("junk", junk.group()))
                     pos += junk.end()
                     continue
-                # no known wrapper here: the next of the prefixes this input taught, if any
-                m = self.inferred[inferred].match(here) if inferred < len(self.inferred) else None
+                # no known wrapper here: the next of the prefixes this input taught that
+                # matches. One may be skipped: inference reads a quote back (sample_text), so
+                # a quoted paste teaches `> ` first, which the quote wrapper peeled already
+                m = None
+                while inferred < len(self.inferred) and m is None:
+                    m = self.inferred[inferred].match(here)
+                    inferred += 1
                 if m is None or not m.end():
                     break
-                inferred += 1
                 prefixes.append(Prefix("inferred", text[pos:pos + m.end()]))
                 pos += m.end()
         return prefixes, text[pos:]

@@ -111,11 +111,15 @@ def sample_text(frame: Frame) -> str:
     return body
 
 
-def infer(texts: Sequence[str], recognised: Callable[[str], bool]) -> list[re.Pattern[str]]:
+def infer(texts: Sequence[str], recognised: Callable[[str], bool],
+          peel: Callable[[str], str] | None = None) -> list[re.Pattern[str]]:
     """The prefixes to peel from this input's lines, outermost first (maybe none).
 
     `texts` are the input's first lines with the known wrappers already peeled; `recognised`
-    tells whether a text starts with something the grammars know (a head or a wrapper).
+    tells whether a text starts with something the grammars know (a head or a wrapper);
+    `peel` removes the known wrappers again after each round, since an unknown label may sit
+    before a known one (`job.node-1 [stderr] (Worker pid=1) ERROR 2025-11-05 ...`), and the
+    next round must see what follows both, as it would without the label.
     """
     lines = [t for t in texts[:SAMPLE_LINES] if t.strip()]
     found: list[re.Pattern[str]] = []
@@ -145,7 +149,7 @@ def infer(texts: Sequence[str], recognised: Callable[[str], bool]) -> list[re.Pa
         if best is None:
             break
         found.append(best[1])
-        lines = [t for t in best[2] if t.strip()]
+        lines = [t for t in (best[2] if peel is None else map(peel, best[2])) if t.strip()]
     return found
 
 

@@ -353,7 +353,8 @@ class Watch:
         self.learning.append(prefixes.sample_text(frame))
         if len(self.learning) < LEARN_LINES:
             return
-        learned = prefixes.infer(self.learning, self.pipe.framer.recognised)
+        learned = prefixes.infer(self.learning, self.pipe.framer.recognised,
+                                 self.pipe.framer.body)
         self.learning = None
         if learned:
             self.pipe.framer.inferred = tuple(learned)
