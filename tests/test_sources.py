@@ -85,6 +85,30 @@ def test_nul_bytes_are_replaced_and_counted(tmp_path: Path) -> None:
     assert lines[2].text == "next"
 
 
+def test_a_nul_hole_is_dropped_and_the_text_after_it_kept(tmp_path: Path) -> None:
+    """A log truncated while another process still wrote at its old offset: NULs up to that
+    offset, then that writer's lines. The hole is no text (1.1 MB of it once hid a server's
+    last lines behind the line-length cut, and made the whole file look binary)."""
+    hole = b"\x00" * 1_200_000
+    data = b"RuntimeError: Engine core initialization failed.\n" + hole + \
+        b"INFO:     Waiting for application shutdown.\nINFO:     Application shutdown complete.\n"
+    path = write(tmp_path, data)
+    lines, source = read(path)
+    assert [line.text for line in lines] == [
+        "RuntimeError: Engine core initialization failed.",
+        "INFO:     Waiting for application shutdown.", "INFO:     Application shutdown complete."]
+    assert lines[1].replaced and not lines[1].truncated
+    assert source.stats.replaced_lines == 1
+    [src] = open_sources([str(path)])  # the fast path's reader gives the same lines
+    assert [t for _, s in src.series_batches() for t in s.to_list()] == [x.text for x in lines]
+    assert src.line_range(2, 2) == {2: "INFO:     Waiting for application shutdown."}
+
+
+def test_a_file_of_nul_bytes_only_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(InputError, match="only NUL bytes"):
+        read(write(tmp_path, b"\x00" * 5000))
+
+
 def test_a_legit_replacement_char_is_not_flagged(tmp_path: Path) -> None:
     [line], source = read(write(tmp_path, "already \ufffd decoded\n".encode()))
     assert not line.replaced

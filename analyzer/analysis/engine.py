@@ -122,7 +122,8 @@ class Analyzer:
             self._elastic_entry_rank(ev, found)
         else:
             found = line_findings(ev, self.knowledge)
-        if ev.kind in BLOCK_KINDS and ev.line_start - 1 == self._ignored_line:
+        ignored = ev.kind in BLOCK_KINDS and ev.line_start - 1 == self._ignored_line
+        if ignored:
             for f in found:  # "Exception ignored in: ..." then the traceback Python ignored
                 if f.role == "statement":
                     f.kind, f.tier = "nonfatal", 8
@@ -132,8 +133,8 @@ class Analyzer:
             if ev.pid is not None and ev.level not in ("error", "critical", "warning") \
                     and not TEARDOWN_WORDS.search(ev.message):
                 self.writer_lines[(ev.source, ev.pid)] = ev.line_end
-        if ev.kind == "traceback" and ev.fields.get("statement_line") is None:
-            found = found + self._cut_traceback(ev)
+        if ev.kind == "traceback" and ev.fields.get("statement_line") is None and not ignored:
+            found = found + self._cut_traceback(ev)  # (an ignored one cut short stays so)
         self._remember(ev)
         for f in found:
             f.seq = self.input_index * 10**12 + f.line

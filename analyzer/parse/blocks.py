@@ -20,6 +20,7 @@ from analyzer.parse.framing import PROC_RANKS, RANK_KEYS
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
 FRAME = re.compile(r'^\s*(?:\|\s*)*File "[^"]*", line \d+')
+PY_FRAME = re.compile(r'^\s*(?:\|\s*)*File "[^"]*", line \d+, in ')  # not faulthandler's
 # a frame line a terminal or a pager hard-wrapped inside its path: `  File "/a/b/pipeline_par`
 CUT_FRAME = re.compile(r'^\s*(?:\|\s*)*File "[^"]*$')
 MARKER = re.compile(r"^\s*[\^~]+\s*$")
@@ -247,7 +248,15 @@ class Block:
                 return True
             return False
         if self.pending and self.state != "chain":
-            return False  # a blank line ended the block
+            # a blank line ended the block, unless a frame follows one blank line between
+            # frames: the traceback goes on (an empty source line, a signal handler's frame
+            # printed after the one it interrupted)
+            bridged = (self.kind == "traceback" and self.state == "frames"
+                       and PY_FRAME.match(body) is not None and not self.last_was_frame
+                       and len(self.pending) == 1)
+            if bridged:
+                self.last_was_frame = True
+            return bridged
         if not is_frame and self.state == "frames" and CUT_FRAME.match(body):
             self.cut_frame = True  # a frame cut inside its path: its rest may follow
             return True

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from analyzer.model import SourceLine
+from analyzer.sources.source import without_holes
 
 POLL_INTERVAL = 0.1  # seconds between polls when iterating
 FLUSH_AFTER = 0.5  # a partial line this long without new bytes is released provisionally
@@ -51,7 +52,9 @@ def _decode(raw: bytes, name: str, lineno: int, cut: bool) -> SourceLine:
     """Decode one line; invalid UTF-8 and NUL bytes are replaced and flagged, never raised."""
     if raw.endswith(b"\r") and not cut:
         raw = raw[:-1]  # the CR of a CRLF ending
-    replaced = False
+    filled = without_holes(raw)
+    replaced = filled is not raw
+    raw = filled
     try:
         text = raw.decode("utf-8")
     except UnicodeDecodeError:

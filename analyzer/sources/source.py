@@ -49,6 +49,18 @@ _GZIP_MAGIC = b"\x1f\x8b"
 _CONTROL_BYTES = bytes(sorted((set(range(0x20)) - {0x09, 0x0A, 0x0D, 0x1B, 0x0C, 0x08}) | {0x7F}))
 # With errors="surrogateescape" each invalid UTF-8 byte decodes to one lone surrogate.
 _ESCAPED_BYTE = re.compile("[\udc80-\udcff]")
+# A run of NUL bytes is a hole: a file truncated (a new launch's `> log`) while another
+# process still wrote at its old offset reads as NULs up to where that writer went on. The
+# hole is no text; the line after it is (a b30 vLLM log: 1.1 MB of NULs before the old
+# server's last two lines). Shorter runs are replaced, as any stray control byte.
+HOLE_BYTES = 8
+_HOLE = re.compile(b"\x00{%d,}" % HOLE_BYTES)
+_HOLE_START = b"\x00" * HOLE_BYTES
+
+
+def without_holes(raw: bytes) -> bytes:
+    """`raw` with its NUL holes removed (the same object when it has none)."""
+    return _HOLE.sub(b"", raw) if _HOLE_START in raw else raw
 # Formats we recognise only to give a better message than "binary".
 _DECOMPRESS_FIRST = "decompress it first (loglens reads plain text and gzip)"
 _OTHER_FORMATS = (
@@ -427,7 +439,9 @@ class Source:
                 raise InputError(f"{self.name}: {problems[0]} before any log text")
             after = " after gunzip" if self._gzipped else ""
             raise InputError(f"{self.name} is empty (0 bytes{after})")
-        sample = b"".join(head)[:SNIFF_BYTES]
+        sample = without_holes(b"".join(head)[:SNIFF_BYTES])
+        if not sample and size < SNIFF_BYTES:
+            raise InputError(f"{self.name} holds only NUL bytes ({size} bytes): no log text")
         share = _binary_share(sample)
         if share > BINARY_SHARE:
             for magic, what in _OTHER_FORMATS:
@@ -509,7 +523,9 @@ class Source:
 
         Inner CRs are kept: they are tqdm refreshes that the framing stage splits.
         """
-        text, replaced = _decode(raw, complete=not cut)
+        filled = without_holes(raw)
+        text, replaced = _decode(filled, complete=not cut)
+        replaced = replaced or filled is not raw
         if "\x00" in text:
             text = text.replace("\x00", "\ufffd")
             replaced = True
@@ -661,7 +677,7 @@ def _read_chunks(
 def _excerpt_text(raw: bytes) -> str:
     if raw.endswith(b"\r"):
         raw = raw[:-1]
-    text, _ = _decode(raw[:_KEEP_BYTES], complete=True)
+    text, _ = _decode(without_holes(raw)[:_KEEP_BYTES], complete=True)
     return text.replace("\x00", "\ufffd")[:MAX_LINE_CHARS]
 
 
