@@ -435,6 +435,10 @@ class Analyzer:
         waiting = self._repeated_wait()
         if waiting is not None:
             return "hang", waiting, False
+        if ph.health_down is not None and ph.done_line is None:
+            # the last health check said 503: whatever uvicorn printed, not ready (SGLang
+            # answers so until its warmup is done; a user's wait loop polls exactly this)
+            return "in_progress", None, False
         if ph.ready_line is not None or ph.serving_line is not None or ph.done_line is not None:
             return "healthy", None, False  # ready, serving, or the job said it finished
         if ph.server_seen and ph.furthest() in HANG_PHASES and len(ph.last_line) >= 2 \

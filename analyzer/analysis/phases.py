@@ -61,6 +61,8 @@ class PhaseTracker:
     activity_line: int = 0  # the last line that showed progress of any kind
     step_done: bool = False  # a training step finished (a loss line, a bar past 0)
     launch_lines: list[int] = field(default_factory=list)  # start banners (a new attempt?)
+    health_down: int | None = None  # the last health check answered 5xx, with no ready
+    # marker or healthy answer after it: the server is not ready (yet, or any more)
 
     def key(self, ev: Event) -> Key:
         return (ev.rank_number(), _process_label(ev))
@@ -99,11 +101,19 @@ class PhaseTracker:
         if marker.system in SERVER_SYSTEMS:
             self.server_seen = True
         self.activity_line = ev.line_start
+        answer = marker.health_answer(groups)
+        if answer is not None:
+            self.health_down = None if answer else ev.line_start
         if marker.edge == "ready":
+            self.health_down = None
             self.ready_line = self.ready_line or ev.line_start
             container = ev.container
             if container is not None:
                 self.ready_containers.append((ev.line_start, container))
+        if marker.edge == "serving" and marker.is_poll(groups):
+            if marker.alive(groups):
+                self.alive.append(ev.line_start)  # it answers: alive, but serving nothing yet
+            return
         if marker.edge == "serving":
             self.serving_line = self.serving_line or ev.line_start
         if marker.says_done(groups):

@@ -80,6 +80,10 @@ class Marker:
     examples: tuple[str, ...] = ()  # real lines the marker must recognise (tested)
     done: bool = False  # the job reports its own successful end (a `status` group must say
     # success where the line has one)
+    health: re.Pattern[str] | None = None  # on the `path` group: the lines that answer a
+    # health check, whose `status` says whether the server is ready (5xx: not yet, or no more)
+    polls: re.Pattern[str] | None = None  # on the `path` group: requests that only show the
+    # HTTP server is up (model info, metrics), not that it serves: no serving phase from them
 
     def says_done(self, groups: dict[str, str]) -> bool:
         """Whether this match is the job saying it finished successfully."""
@@ -98,6 +102,22 @@ class Marker:
         status = groups.get("status")
         return self.shows_life and not (self.edge == "serving" and status is not None
                                         and not status.startswith("2"))
+
+    def is_poll(self, groups: dict[str, str]) -> bool:
+        """Whether this match is a health check or a metadata poll, not a served request."""
+        path = groups.get("path")
+        return path is not None and any(p is not None and p.match(path) is not None
+                                        for p in (self.health, self.polls))
+
+    def health_answer(self, groups: dict[str, str]) -> bool | None:
+        """Whether this match is a health check answered ready (True) or unavailable
+        (False, a 5xx); None when it is no health check (or a 4xx: no such endpoint)."""
+        path, status = groups.get("path"), groups.get("status")
+        if self.health is None or path is None or not status or not self.health.match(path):
+            return None
+        if status.startswith("2"):
+            return True
+        return False if status.startswith("5") else None
 
 
 @dataclass(frozen=True)
@@ -207,7 +227,8 @@ SIGNATURE_FIELDS: dict[str, type] = {
     "at_exit": BOOL, "case": STR, "source": STR, "examples": STRS, "not_examples": STRS}
 MARKER_FIELDS: dict[str, type] = {
     "id": STR, "system": STR, "phase": STR, "edge": STR, "pattern": STR, "summary": STR,
-    "source": STR, "examples": STRS, "done": BOOL}
+    "source": STR, "examples": STRS, "done": BOOL, "health": STR,
+    "polls": STR}
 FRAME_HINT_FIELDS: dict[str, type] = {"phase": STR, "pattern": STR}
 MAX_PATTERN_CHARS = 4000  # a user pattern longer than this is a mistake (or an attack)
 MAX_USER_ENTRIES = 5000  # per --rules directory: beyond it, loading alone takes seconds
@@ -294,7 +315,11 @@ def _marker(entry: dict[str, Any], where: str) -> Marker:
     return Marker(id=entry["id"], system=entry.get("system", "any"), phase=entry["phase"],
                   edge=entry["edge"], pattern=_compile(entry["pattern"], f"{where}: {entry['id']}"),
                   summary=entry.get("summary", ""), source=entry.get("source"),
-                  examples=tuple(entry.get("examples", ())), done=bool(entry.get("done")))
+                  examples=tuple(entry.get("examples", ())), done=bool(entry.get("done")),
+                  health=(_compile(entry["health"], f"{where}: {entry['id']}: health")
+                          if "health" in entry else None),
+                  polls=(_compile(entry["polls"], f"{where}: {entry['id']}: polls")
+                         if "polls" in entry else None))
 
 
 def _files(dirs: Iterable[Path]) -> list[Path]:
