@@ -213,6 +213,26 @@ def logged_and_went_on(findings: list[Finding], ctx: Context) -> None:
 NATIVE_CRASHES = frozenset({"faulthandler", "cpp_abort", "native"})
 
 
+def before_success(findings: list[Finding], ctx: Context) -> None:
+    """Signal: a warning-level record (an `NCCL WARN`, a c10d `[W ...]`) before the job's own
+    report that it finished successfully (nccl-tests' closing bandwidth summary, MLPerf's
+    run_stop with status success, a trainer's completion line). Why: the job did all its
+    work after it, so it outlived what the warning said (NCCL fell back from a CollNet/SHARP
+    init failure to point-to-point): non-fatal, not the cause. A failure statement before
+    the summary still counts: nccl-tests prints its summary after wrong values too.
+    Example: nccl-tests-a100-sharp-collnet-fallback-p2p-healthy."""
+    done = ctx.done_line
+    if done is None:
+        return
+    for f in findings:
+        if f.tier > 3 or f.resolved or f.line >= done or f.kind == "failure":
+            continue
+        if f.block_start is not None or f.level != "warning":
+            continue
+        f.kind, f.tier = "nonfatal", 8
+        f.reason = f"the job reported its successful end after it (line {done}): outlived"
+
+
 def after_success(findings: list[Finding], ctx: Context) -> None:
     """Signal: a warning-level record (a c10d `[W ...]`, an `NCCL WARN`) after the job said it
     finished successfully (MLPerf's run_stop with status success, nccl-tests' closing
@@ -407,7 +427,8 @@ def earlier_attempts(findings: list[Finding], ctx: Context) -> None:
 
 RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors,
                            repeated_by_one_process, periodic_reports, stopped, request_scoped,
-                           test_verdicts, logged_and_went_on, after_success, earlier_attempts)
+                           test_verdicts, logged_and_went_on, before_success, after_success,
+                           earlier_attempts)
 
 
 def survived(findings: list[Finding], alive_after: Callable[[int], int],

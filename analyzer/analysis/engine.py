@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from analyzer.analysis.causality import (
@@ -46,6 +47,8 @@ CUT_WINDOW = 8  # lines before a cut-off traceback that may state its error
 WENT_ON_LINES = 10  # ordinary lines after an unknown error line: the job went on
 PROGRESS_WINDOW = 8  # lines before an interrupt that may show the job still making progress
 HANG_PHASES = ("dist_init",)
+ORDINARY_KINDS = ("plain", "log", "progress", "access")
+SILENCE_BEFORE_STOP = 600  # s without a line before a kill from outside: the job hung
 IGNORED_MARKERS = ("python.exception_ignored",)
 # a writer's tag at the start of a line: Ray's "(Worker pid=12)", vLLM's "(VllmWorker pid=12)"
 WRITER_TAG = re.compile(r"\s*(?:\x1b\[[\d;]*m)?\((?:[\w.:\-]{1,60} )?pid=(\d{1,9})[,)]")
@@ -128,8 +131,8 @@ class Analyzer:
                 if f.role == "statement":
                     f.kind, f.tier = "nonfatal", 8
                     f.reason = "an exception Python reported as ignored (e.g. in __del__)"
-        if not found and ev.kind in ("plain", "log", "progress") and ev.message.strip():
-            self.ordinary += 1
+        if not found and ev.kind in ORDINARY_KINDS and ev.message.strip():
+            self.ordinary += 1  # (access lines too: the fast path counts them as it skips)
             if ev.pid is not None and ev.level not in ("error", "critical", "warning") \
                     and not TEARDOWN_WORDS.search(ev.message):
                 self.writer_lines[(ev.source, ev.pid)] = ev.line_end
@@ -155,6 +158,7 @@ class Analyzer:
         stops = [f for f in found if f.sig is not None and f.sig.ends]
         for f in stops:
             f.before = self._prev
+            f.stamped = ev.timestamp is not None and not ev.timestamp_inferred
         body = ev.clean[-1][ev.offset(len(ev.lines) - 1):].strip()
         if not stops and body and not body.startswith("^C"):
             self._prev = (ev.line_end, ev.raw[-1], ev.timestamp, ev.rank_number(), ev.process)
@@ -302,7 +306,8 @@ class Analyzer:
         if root is None and single_input:
             root = last_resort(findings, ph.alive_after,
                                lambda line: ph.ready_line is not None and ph.ready_line > line,
-                               went_on=self._went_on, ready=ph.ready_line is not None)
+                               went_on=self._went_on,
+                               ready=ph.ready_line is not None or ph.serving_line is not None)
         verdict = "crash"
         hang_from_silence = interrupted = False
         if root is not None and root.sig is not None and self._stopped_on_purpose(root):
@@ -313,7 +318,8 @@ class Analyzer:
                               "termination are served requests): a server's normal stop"))
             self._warning(root, benign=True)
             root = None  # it was chosen: nothing before it states an error
-        if root is not None and root.sig is not None and root.sig.ends == "interrupt":
+        if root is not None and root.sig is not None and (
+                root.sig.ends == "interrupt" or self._stopped_after_silence(root)):
             root, verdict, hang_from_silence = self._interrupted(root), "hang", True
             interrupted = root.sig is None  # the hang's last line, not the interrupt itself
         if root is None:
@@ -418,9 +424,10 @@ class Analyzer:
         """A waiting message repeated at the end of the log with no progress after the last
         marker (vLLM's shm-broadcast wait every 60 s): the first of that final run."""
         # ">=": a wait glued to the end of the last progress bar's line came after that bar
+        done = self.phases.done_line
         tail = [f for f in self.findings if f.sig is not None and f.sig.hang_if_repeated
-                and f.line >= self.phases.activity_line]
-        if not tail:
+                and f.line >= self.phases.activity_line and (done is None or f.line < done)]
+        if not tail:  # (waits after the job said it finished are its teardown)
             return None
         need = tail[0].sig.hang_if_repeated if tail[0].sig else 0
         if len(tail) < need:
@@ -448,6 +455,8 @@ class Analyzer:
             return "in_progress", None, False
         if ph.furthest() == "training" and not ph.step_done:
             return "in_progress", None, False  # training began, but no step finished yet
+        if ph.furthest() == "benchmark":
+            return "in_progress", None, False  # a sweep began; neither its summary nor teardown
         return "healthy", None, False
 
     def _stopped_on_purpose(self, root: Finding) -> bool:
@@ -469,19 +478,45 @@ class Analyzer:
         end of a hang."""
         return any(line - PROGRESS_WINDOW <= a < line for a in self.phases.alive)
 
+    def _stopped_after_silence(self, stop: Finding) -> bool:
+        """A termination from outside (scancel, a time limit) that its own line dates at
+        least SILENCE_BEFORE_STOP after the last line before it: the job had gone silent,
+        and being killed was the end of a hang, not its cause."""
+        assert stop.sig is not None
+        if stop.sig.ends != "termination" or stop.before is None:
+            return False
+        # the same clock on both sides: the stop line's own stamp where it has one (a CI
+        # runner's, a wrapper's), else the time its message states ("CANCELLED AT ...")
+        at = _moment(stop.timestamp if stop.stamped else stop.groups.get("at"))
+        last = _moment(stop.before[2])
+        if at is None or last is None:
+            return False
+        if last.year != at.year:  # a yearless line got the file's year: the stop's is right
+            try:
+                last = last.replace(year=at.year)
+            except ValueError:  # 29 February
+                return False
+        return (at - last).total_seconds() >= SILENCE_BEFORE_STOP
+
     def _interrupted(self, stop: Finding) -> Finding:
-        """A job the user interrupted (Ctrl-C) with no error before it: it had stopped making
-        progress, and the last ordinary line before the interrupt shows where."""
+        """A job the user interrupted (Ctrl-C), or killed from outside after it went silent,
+        with no error before it: it had stopped making progress, and the last ordinary line
+        before the stop shows where."""
         if stop.before is None:
             return stop
         line, text, ts, rank, process = stop.before
         stop.kind, stop.tier = "symptom", 3
-        stop.reason = "the user interrupted the job (Ctrl-C): a consequence of the hang"
+        interrupt = stop.sig is not None and stop.sig.ends == "interrupt"
+        stop.reason = ("the user interrupted the job (Ctrl-C): a consequence of the hang"
+                       if interrupt else "the job was killed from outside after it went "
+                       "silent: a consequence of the hang")
         return Finding(line=line, text=text, clean=text, kind="symptom", tier=2,
                        category="other", rank=rank, process=process, timestamp=ts,
                        source=stop.source, seq=stop.seq - (stop.line - line),
-                       reason=f"last line before the user interrupted the job at line "
-                              f"{stop.line}: nothing happened after it")
+                       reason=(f"last line before the user interrupted the job at line "
+                               f"{stop.line}: nothing happened after it" if interrupt else
+                               f"last line before the silence that ended in the kill at line "
+                               f"{stop.line}"))
 
     def _silent_in_init(self) -> bool:
         """Every process's last phase marker is an unfinished distributed init."""
@@ -509,3 +544,13 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
         if cur is None or (f.role == "statement", -f.tier) > (cur.role == "statement", -cur.tier):
             by_line[f.seq] = f
     return sorted(by_line.values(), key=lambda f: f.seq)
+
+
+def _moment(stamp: str | None) -> datetime | None:
+    """An ISO timestamp as a naive datetime (a zone or fraction is dropped), or None."""
+    if not stamp:
+        return None
+    try:
+        return datetime.fromisoformat(stamp[:19])
+    except ValueError:
+        return None

@@ -104,6 +104,7 @@ class Finding:
     before: tuple[int, str, str | None, int | None, str | None] | None = None  # the last
     # ordinary line before this one (line, text, timestamp, rank, process): where a job that
     # the user interrupted had stopped
+    stamped: bool = False  # its timestamp is its own line's (a head or a wrapper), not inherited
 
     @property
     def sig_id(self) -> str | None:

@@ -25,7 +25,8 @@ KINDS = ("failure", "symptom", "benign")
 EDGES = ("begin", "in", "end", "ready", "serving")
 ENDS = ("interrupt", "termination")
 PHASE_ORDER = ("launch", "dist_init", "weight_load", "compile", "kv_cache_alloc",
-               "cuda_graph_capture", "warmup", "ready", "serving", "training", "shutdown")
+               "cuda_graph_capture", "warmup", "ready", "serving", "training", "benchmark",
+               "shutdown")
 MATCH_CHARS = 8192
 NAMED_GROUP = re.compile(r"\(\?P<\w+>")
 

@@ -371,10 +371,16 @@ def _physical_indices(fields: Any, physical: list[int]) -> Any:
     return out
 
 
+def _escaped_traceback(body: str) -> bool:
+    """A traceback inside one line's string (a JSON log record's "exc_info":
+    "Traceback (most recent call last):\\n  File ..."): the record, not a block."""
+    return body.partition(TRACEBACK_HEAD)[2].startswith("\\n")
+
+
 def _starts_block(body: str) -> str | None:
     """Which block kind (if any) this line opens."""
     if TRACEBACK_HEAD in body:
-        return "traceback"
+        return None if _escaped_traceback(body) else "traceback"
     if FAULT_START in body:
         return "faulthandler"
     if CPP_START in body:

@@ -28,7 +28,7 @@ PHASE_COLORS = {
     "launch": "#90a4ae", "dist_init": "#7e57c2", "weight_load": "#1e88e5",
     "compile": "#00897b", "kv_cache_alloc": "#f9a825", "cuda_graph_capture": "#8e24aa",
     "warmup": "#6d4c41", "ready": "#43a047", "serving": "#2e7d32", "training": "#3949ab",
-    "shutdown": "#757575",
+    "benchmark": "#3949ab", "shutdown": "#757575",
 }
 EXTRA_COLORS = ("#00acc1", "#c0ca33", "#f4511e", "#5e35b1", "#6d8764", "#d81b60", "#546e7a")
 SERIES_COLORS = ("#1e88e5", "#f4511e", "#43a047", "#8e24aa", "#fdd835", "#00acc1", "#6d4c41",

@@ -45,7 +45,8 @@ def render_markdown(data: dict[str, Any]) -> str:
 
 PHASE_LETTERS = {"launch": "l", "dist_init": "d", "weight_load": "w", "compile": "c",
                  "kv_cache_alloc": "k", "cuda_graph_capture": "g", "warmup": "u",
-                 "ready": "r", "serving": "s", "training": "t", "shutdown": "x"}
+                 "ready": "r", "serving": "s", "training": "t", "benchmark": "b",
+                 "shutdown": "x"}
 
 
 
