@@ -9,7 +9,6 @@ from __future__ import annotations
 import re
 from collections import deque
 from dataclasses import dataclass, field
-from datetime import datetime
 from typing import Any
 
 from analyzer.analysis.causality import (
@@ -36,6 +35,7 @@ from analyzer.analysis.phases import PhaseTracker
 from analyzer.knowledge import Knowledge
 from analyzer.model import Event, bounded_int
 from analyzer.parse.blocks import TRACEBACK_HEAD
+from analyzer.parse.timestamps import seconds_between
 
 BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_error", "pyspy")
 MAX_SYMPTOMS = 500
@@ -487,16 +487,12 @@ class Analyzer:
             return False
         # the same clock on both sides: the stop line's own stamp where it has one (a CI
         # runner's, a wrapper's), else the time its message states ("CANCELLED AT ...")
-        at = _moment(stop.timestamp if stop.stamped else stop.groups.get("at"))
-        last = _moment(stop.before[2])
-        if at is None or last is None:
-            return False
-        if last.year != at.year:  # a yearless line got the file's year: the stop's is right
-            try:
-                last = last.replace(year=at.year)
-            except ValueError:  # 29 February
-                return False
-        return (at - last).total_seconds() >= SILENCE_BEFORE_STOP
+        at = stop.timestamp if stop.stamped else stop.groups.get("at")
+        last = stop.before[2]
+        if at and last and at[:4].isdigit() and last[:4] != at[:4]:
+            last = at[:4] + last[4:]  # a yearless line got the file's year: the stop's is right
+        gap = seconds_between(last, at)
+        return gap is not None and gap >= SILENCE_BEFORE_STOP
 
     def _interrupted(self, stop: Finding) -> Finding:
         """A job the user interrupted (Ctrl-C), or killed from outside after it went silent,
@@ -544,13 +540,3 @@ def _dedupe(findings: list[Finding]) -> list[Finding]:
         if cur is None or (f.role == "statement", -f.tier) > (cur.role == "statement", -cur.tier):
             by_line[f.seq] = f
     return sorted(by_line.values(), key=lambda f: f.seq)
-
-
-def _moment(stamp: str | None) -> datetime | None:
-    """An ISO timestamp as a naive datetime (a zone or fraction is dropped), or None."""
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp[:19])
-    except ValueError:
-        return None
