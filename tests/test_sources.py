@@ -104,6 +104,18 @@ def test_a_nul_hole_is_dropped_and_the_text_after_it_kept(tmp_path: Path) -> Non
     assert src.line_range(2, 2) == {2: "INFO:     Waiting for application shutdown."}
 
 
+def test_a_hole_longer_than_the_line_cap_is_dropped_before_the_cap(tmp_path: Path) -> None:
+    """A hole of 6 MB spans several read chunks: it is dropped before the line-length cap is
+    applied, so the line after it is read whole and the line is not reported as cut."""
+    hole = b"\x00" * 6_000_000
+    data = b"before\n" + b"tail of a line " + hole + b"after the hole\nRuntimeError: boom\n"
+    lines, source = read(write(tmp_path, data))
+    assert [line.text for line in lines] == [
+        "before", "tail of a line after the hole", "RuntimeError: boom"]
+    assert lines[1].replaced and not lines[1].truncated
+    assert source.stats.truncated_lines == 0 and source.stats.replaced_lines == 1
+
+
 def test_a_file_of_nul_bytes_only_is_refused(tmp_path: Path) -> None:
     with pytest.raises(InputError, match="only NUL bytes"):
         read(write(tmp_path, b"\x00" * 5000))

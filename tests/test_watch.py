@@ -405,6 +405,24 @@ def test_follower_crlf_and_bad_bytes(tmp_path: Path) -> None:
     f.close()
 
 
+def test_follower_a_hole_growing_across_polls_is_no_length(tmp_path: Path) -> None:
+    """A writer at an old offset leaves a NUL hole that grows poll by poll; it must not push
+    the line after it over the length cap."""
+    path = tmp_path / "f.log"
+    path.write_bytes(b"start ")
+    f = Follower(path)
+    f.poll()
+    for _ in range(3):
+        with path.open("ab") as fh:
+            fh.write(b"\x00" * 2_000_000)
+        f.poll()
+    with path.open("ab") as fh:
+        fh.write(b"after the hole\n")
+    [line] = [i for i in f.poll() if isinstance(i, SourceLine)]
+    assert (line.text, line.replaced, line.truncated) == ("start after the hole", True, False)
+    f.close()
+
+
 def test_history_tolerates_corrupt_files_and_gives_medians(tmp_path: Path) -> None:
     h = History(tmp_path / "h")
     key = "/data/models/Kimi-K2.5-INT4|tp8"

@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from analyzer.model import SourceLine
-from analyzer.sources.source import without_holes
+from analyzer.sources.source import shrink_holes, without_holes
 
 POLL_INTERVAL = 0.1  # seconds between polls when iterating
 FLUSH_AFTER = 0.5  # a partial line this long without new bytes is released provisionally
@@ -270,6 +270,8 @@ class Follower:
         raw = self._partial + piece if self._partial else piece
         if b"\r" in piece:
             raw = compact_refreshes(raw)
+        if b"\x00" in piece:
+            raw = shrink_holes(raw)  # a hole spanning polls is no length (the cap below)
         cut = self._partial_cut
         if len(raw) > MAX_LINE_BYTES:
             raw, cut = raw[:MAX_LINE_BYTES], True

@@ -61,6 +61,27 @@ _HOLE_START = b"\x00" * HOLE_BYTES
 def without_holes(raw: bytes) -> bytes:
     """`raw` with its NUL holes removed (the same object when it has none)."""
     return _HOLE.sub(b"", raw) if _HOLE_START in raw else raw
+
+
+def shrink_holes(raw: bytes) -> bytes:
+    """`raw` with each hole cut to HOLE_BYTES NULs: still a hole, but no longer a length."""
+    return _HOLE.sub(_HOLE_START, raw) if _HOLE_START in raw else raw
+
+
+def _fill(pending: bytearray, piece: bytes) -> bytes:
+    """`piece` with each hole shrunk to HOLE_BYTES NULs, one begun at the end of `pending` too.
+
+    A hole can span many read chunks; shrunk chunk by chunk, it never counts against the
+    line-length cap of the line it sits in, and the line still reaches `_line`, which drops
+    the rest and counts the line as replaced. The last NULs of `pending` are moved into the
+    result so a hole split across two chunks is still seen whole.
+    """
+    keep = len(pending.rstrip(b"\x00"))
+    joined = bytes(pending[keep:]) + piece
+    del pending[keep:]
+    return shrink_holes(joined)
+
+
 # Formats we recognise only to give a better message than "binary".
 _DECOMPRESS_FIRST = "decompress it first (loglens reads plain text and gzip)"
 _OTHER_FORMATS = (
@@ -478,6 +499,8 @@ class Source:
                     if dropping:
                         first = bytes(pending)
                     else:
+                        if b"\x00" in first:
+                            first = _fill(pending, first)
                         room = _KEEP_BYTES - len(pending)
                         if len(first) > room:
                             first, cut = first[:room], True
@@ -506,6 +529,8 @@ class Source:
                     yield self._line(lineno, raw, cut=False)
                 stats.lines = lineno
             if tail and not dropping:
+                if b"\x00" in tail:
+                    tail = _fill(pending, tail)
                 room = _KEEP_BYTES - len(pending)
                 if len(tail) > room:
                     pending += tail[:room]
