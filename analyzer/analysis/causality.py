@@ -27,6 +27,8 @@ class Context:
     writer_lines: Mapping[tuple[str, int], int] = field(default_factory=dict)  # (source, pid)
     # -> the last ordinary line that process printed
     launch_lines: Sequence[int] = ()  # where a server or job printed its start banner
+    nccl_returns: Sequence[tuple[str | None, int]] = ()  # (process, line) of NCCL's
+    # error-return trace lines ("NCCL INFO init.cc:1248 -> 3")
 
 
 Rule = Callable[[list[Finding], Context], None]
@@ -69,6 +71,34 @@ def explained_failures(findings: list[Finding], ctx: Context) -> None:
                 f.kind, f.tier = "symptom", 3
                 f.reason = f"explained by line {ex.line} ({ex.sig_id})"
                 break
+
+
+NCCL_RETURN_GAP = 4  # lines between a WARN and the first return of the error it raised
+
+
+def unreturned_nccl_warnings(findings: list[Finding], ctx: Context) -> None:
+    """Signal: NCCL WARN lines of a process, one of them followed within a few lines by the
+    error-return trace ("NCCL INFO graph/paths.cc:608 -> 3", "init.cc:1248 -> 3", ...). Why:
+    NCCLCHECK prints that trace on the way up from the call that failed, so the WARN before
+    it is where the failing error was raised; the other WARNs (RCCL's "Could not read node",
+    a topology probe) were printed and NCCL went on: not the cause.
+    Example: nccl-rccl-mi300x-vf-azure-topology-reverse-path-internal-error-crash."""
+    if not ctx.nccl_returns:
+        return
+    warns = [f for f in findings if "NCCL WARN" in f.clean  # (the text: a wrapper that
+             and f.block_start is None and f.tier <= 2 and not f.resolved]  # hides the head)
+    raised = {id(f) for f in warns
+              if any(p == f.process and 0 < line - f.line <= NCCL_RETURN_GAP
+                     for p, line in ctx.nccl_returns)}
+    if not raised:
+        return
+    for f in warns:
+        if id(f) in raised:
+            continue
+        origin = next(g for g in warns if id(g) in raised)
+        f.kind, f.tier = "symptom", 3
+        f.reason = (f"an NCCL warning it went on from: no error was returned after it (the "
+                    f"error returned from line {origin.line} is what failed)")
 
 
 REQUEST_SITE = re.compile(r"[\[ ](?:serving(?:_\w+)?|api_server|protocol)\.py:\d+\]")  # logger site
@@ -425,10 +455,10 @@ def earlier_attempts(findings: list[Finding], ctx: Context) -> None:
                     "one the log ends in")
 
 
-RULES: tuple[Rule, ...] = (resolved_failures, explained_failures, restated_errors,
-                           repeated_by_one_process, periodic_reports, stopped, request_scoped,
-                           test_verdicts, logged_and_went_on, before_success, after_success,
-                           earlier_attempts)
+RULES: tuple[Rule, ...] = (resolved_failures, unreturned_nccl_warnings, explained_failures,
+                           restated_errors, repeated_by_one_process, periodic_reports,
+                           stopped, request_scoped, test_verdicts, logged_and_went_on,
+                           before_success, after_success, earlier_attempts)
 
 
 def survived(findings: list[Finding], alive_after: Callable[[int], int],
@@ -436,11 +466,18 @@ def survived(findings: list[Finding], alive_after: Callable[[int], int],
     """Signal: the server reached ready, or kept serving requests successfully, after an error.
     Why: an error the process outlived (a failed request, a retried download, an optional
     import) did not kill it; it is reported as a non-fatal error, not as the cause.
+    A statement that the engine died after the error (vLLM's "Got fatal signal from worker
+    processes, shutting down") overrides the lines that follow it: vLLM's API server kept
+    answering /health with 200 after its EngineCore was gone.
     Example: a request that raises in the API server while decode batches go on."""
     out = []
+    deaths = [g.line for g in findings if g.sig is not None and g.sig.dead and not g.resolved]
     for f in findings:
         if f.tier > 2 or f.resolved:
             continue
+        if any(d >= f.line for d in deaths) and not ready_after(f):
+            continue  # the program said its engine died after it: what answers later (an
+            # API server's /health, its stats loop) is not the engine outliving it
         if ready_after(f) or alive_after(f.line) >= SURVIVED_AFTER:
             f.kind, f.tier = "nonfatal", 8
             f.reason = "the server kept running after it (ready or serving lines follow)"

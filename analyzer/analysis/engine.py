@@ -56,6 +56,13 @@ WRITER_TAG = re.compile(r"\s*(?:\x1b\[[\d;]*m)?\((?:[\w.:\-]{1,60} )?pid=(\d{1,9
 TEARDOWN_WORDS = re.compile(r"(?i)shut|exit|terminat|kill|destroy|clean|stop|abort|signal|"
                             r"dead|died|fail|closing|finaliz")
 NCCL_COMM_RANK = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks \d+")
+# vLLM's parallel_state: "rank 1 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 1"
+# (each worker says it once, under its own "(VllmWorkerProcess pid=N)" / Ray prefix)
+VLLM_WORLD_RANK = re.compile(r"\brank (\d+) in world size \d+ is assigned as ")
+# NCCL's error-return trace, printed by NCCLCHECK on the way up from where a call failed:
+# "NCCL INFO transport/shm.cc:634 -> 2" (the WARN just before the first of them said why)
+NCCL_RETURN = re.compile(r"(?:^|NCCL INFO )\S+\.(?:cc|cu|h|c|cpp):\d+ -> \d+\b")
+MAX_NCCL_RETURNS = 4096
 
 
 @dataclass
@@ -73,6 +80,7 @@ class Analyzer:
     phases: PhaseTracker = field(init=False)
     warnings: dict[str, dict[str, Any]] = field(default_factory=dict)
     nccl_ranks: dict[str, int] = field(default_factory=dict)  # "host:pid" -> rank
+    nccl_returns: list[tuple[str | None, int]] = field(default_factory=list)  # (process, line)
     ordinary: int = 0  # ordinary lines so far (fed or skipped): did the job go on after a line?
     writer_lines: dict[tuple[str, int], int] = field(default_factory=dict)  # (source, pid) ->
     # the last ordinary line that writer printed: did the process go on after its error?
@@ -229,10 +237,23 @@ class Analyzer:
                                "line: nothing before it says what failed")]
 
     def _nccl_rank(self, ev: Event) -> None:
-        if ev.system == "nccl" and " rank " in ev.message and ev.process:
+        """A process's rank, told once by its own line: NCCL's comm init, vLLM's rank
+        assignment; its later lines carry no rank of their own. (NCCL's error returns are
+        noted here too: the same pass over NCCL's INFO lines.)"""
+        # (by the text, not the parsed head: behind an unknown wrapper the head is not seen)
+        if " -> " in ev.message and NCCL_RETURN.search(ev.message) \
+                and len(self.nccl_returns) < MAX_NCCL_RETURNS:
+            self.nccl_returns.append((ev.process, ev.line_start))
+        if not ev.process or " rank " not in ev.message:
+            return
+        if ev.system == "nccl":
             m = NCCL_COMM_RANK.search(ev.message)
             if m:
                 self.nccl_ranks[ev.process] = bounded_int(m.group(1))
+            return
+        m = VLLM_WORLD_RANK.search(ev.message)
+        if m:
+            self.nccl_ranks.setdefault(ev.process, bounded_int(m.group(1)))
 
     def summarise(self, ev: Event) -> bool:
         """Take a line that is only a phase's begin/end marker without analysing it in full,
@@ -291,7 +312,8 @@ class Analyzer:
                       done_line=ph.done_line if single else None,
                       exit_line=self.exit_line if single else None,
                       writer_lines=self.writer_lines,
-                      launch_lines=tuple(ph.launch_lines) if single else ())
+                      launch_lines=tuple(ph.launch_lines) if single else (),
+                      nccl_returns=tuple(self.nccl_returns) if single else ())
         for rule in RULES:
             rule(findings, ctx)
         single_input = self.input_index == 0
@@ -455,6 +477,9 @@ class Analyzer:
             return "in_progress", None, False
         if ph.furthest() == "training" and not ph.step_done:
             return "in_progress", None, False  # training began, but no step finished yet
+        if ph.furthest() == "launch":
+            return "in_progress", None, False  # a launcher started workers; nothing since
+            # shows they got anywhere (no init finished, no step, no report of the end)
         if ph.furthest() == "benchmark":
             return "in_progress", None, False  # a sweep began; neither its summary nor teardown
         return "healthy", None, False

@@ -61,6 +61,12 @@ LOGGED_TRACEBACK = re.compile(r"\s*(?:ERROR|CRITICAL|WARNING|error|Error)\b[^\n]
 
 
 # torch's ExceptionWrapper.reraise(): DataParallel replicas and DataLoader workers
+# an exception whose message is only a heading: what went wrong is on the message's next
+# line (dynamo's "BackendCompilerFailed: backend='inductor' raised:" then the backend's own
+# exception; pydantic's "ValidationError: 1 validation error for VllmConfig" then the field's
+# error)
+HEADING_MESSAGE = re.compile(r"(?:Error|Exception|Failed)\b:? .*(?:\braised:|"
+                             r"\b\d+ validation errors? for [\w.]+)\s*$")
 TORCH_REWRAP = re.compile(r"Caught \w+ in (?:replica \d+ on device \d+|DataLoader worker "
                           r"process \d+)\.$")
 
@@ -239,7 +245,11 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     for i in range(len(ev.lines)):
         hits = knowledge.match(ev.clean[i], ev.offset(i))
         if stmt_i is not None and stmt_i <= i < section_end:
-            stmt_hits.extend(h for h in hits if h[0].kind != "benign")
+            # the message's later lines may say why (a failure signature), but a symptom
+            # they match (c10's "Exception raised from ... (most recent call first):" that
+            # opens the C++ frames of a DistBackendError) does not make the statement one
+            stmt_hits.extend(h for h in hits if h[0].kind != "benign"
+                             and (i == stmt_i or h[0].kind != "symptom"))
             for h in hits:
                 said_at.setdefault(h[0].id, i)
             if i == stmt_i:
@@ -276,6 +286,8 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     detail = _nccl_last_error(ev, stmt_i, section_end)
     if detail is not None:
         at = stmt_i  # the message is stated on its first line; the reason is its detail
+    elif at == stmt_i and sig is None and HEADING_MESSAGE.search(ev.clean[stmt_i]):
+        at = _stated_after_heading(ev, stmt_i, section_end)
     rewrapped = bool(TORCH_REWRAP.search(ev.clean[stmt_i]))
     if rewrapped:
         kind, tier = "symptom", 3  # the worker's own traceback follows, and states it
@@ -303,6 +315,17 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     out.extend(_chained_exceptions(ev, index, stmt_i, section_end, in_handler))
     return out
 
+
+
+def _stated_after_heading(ev: Event, stmt_i: int, section_end: int) -> int:
+    """The line of a heading-only message that states the error: pydantic's first error
+    ("  Value error, ... [type=value_error, ...]", after the field's name when there is one),
+    else the next line with text (what dynamo's backend raised)."""
+    rest = [k for k in range(stmt_i + 1, min(section_end, len(ev.clean)))
+            if ev.clean[k][ev.offset(k):].strip()]
+    if "validation error" in ev.clean[stmt_i]:
+        return next((k for k in rest if "[type=" in ev.clean[k]), stmt_i)
+    return rest[0] if rest else stmt_i
 
 
 def _nccl_last_error(ev: Event, stmt_i: int, section_end: int) -> int | None:

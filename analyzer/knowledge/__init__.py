@@ -52,6 +52,8 @@ class Signature:
     ends: str | None = None  # "interrupt" (Ctrl-C) or "termination" (an outside kill)
     at_exit: bool = False  # printed by a process leaving at interpreter exit (a destructor's
     # warning): the other ranks' warnings after it are teardown
+    dead: bool = False  # the program says its engine is gone ("shutting down"): serving or
+    # health lines after it do not show that an earlier error was outlived
     case: str | None = None
     source: str | None = None
     examples: tuple[str, ...] = ()
@@ -99,10 +101,12 @@ class Marker:
                                                      and self.edge == "in")
 
     def alive(self, groups: dict[str, str]) -> bool:
-        """Whether this match shows a live job (a serving line only when it succeeded)."""
+        """Whether this match shows a live job (a serving line only when it succeeded, a
+        statistics line only when work moved)."""
         status = groups.get("status")
-        return self.shows_life and not (self.edge == "serving" and status is not None
-                                        and not status.startswith("2"))
+        if self.edge == "serving" and status is not None and not status.startswith("2"):
+            return False
+        return self.shows_life and not _idle(groups)
 
     def is_poll(self, groups: dict[str, str]) -> bool:
         """Whether this match is a health check or a metadata poll, not a served request."""
@@ -161,6 +165,20 @@ class Knowledge:
     def markers_for(self, text: str, offset: int = 0) -> list[tuple[Marker, dict[str, str]]]:
         """Phase markers found in `text` (whose record starts at `offset`)."""
         return _search(text[:MATCH_CHARS], self.marker_index, offset)
+
+
+WORK_GROUPS = ("running", "running_req", "prompt_tps", "gen_tps")
+
+
+def _idle(groups: dict[str, str]) -> bool:
+    """A serving statistics line that shows no work: nothing running, no tokens. The API
+    server's stats loop prints it every 10 s whether or not the engine behind it is alive
+    (vLLM's 'Avg prompt throughput: 0.0 tokens/s ... Running: 0 reqs' after EngineCore died)."""
+    values = [groups[k] for k in WORK_GROUPS if k in groups]
+    try:
+        return bool(values) and all(float(v) == 0 for v in values)
+    except ValueError:
+        return False
 
 
 class _Entry(Protocol):
@@ -225,7 +243,8 @@ SIGNATURE_FIELDS: dict[str, type] = {
     "id": STR, "kind": STR, "pattern": STR, "system": STR, "category": STR, "summary": STR,
     "remediation": STR, "stands_alone": BOOL, "explains": STRS, "resolved_by": STR,
     "verdict": STR, "priority": INT, "hang_if_repeated": INT, "idle_ok": BOOL, "ends": STR,
-    "at_exit": BOOL, "case": STR, "source": STR, "examples": STRS, "not_examples": STRS}
+    "at_exit": BOOL, "dead": BOOL, "case": STR, "source": STR, "examples": STRS,
+    "not_examples": STRS}
 MARKER_FIELDS: dict[str, type] = {
     "id": STR, "system": STR, "phase": STR, "edge": STR, "pattern": STR, "summary": STR,
     "source": STR, "examples": STRS, "done": BOOL, "health": STR,
@@ -292,7 +311,7 @@ def _signature(entry: dict[str, Any], where: str) -> Signature:
         verdict=entry.get("verdict"), priority=int(entry.get("priority", 1)),
         hang_if_repeated=int(entry.get("hang_if_repeated", 0)),
         idle_ok=bool(entry.get("idle_ok")), ends=_ends(entry, where),
-        at_exit=bool(entry.get("at_exit")),
+        at_exit=bool(entry.get("at_exit")), dead=bool(entry.get("dead")),
         case=entry.get("case"), source=entry.get("source"),
         examples=tuple(entry.get("examples", ())),
         not_examples=tuple(entry.get("not_examples", ())),
