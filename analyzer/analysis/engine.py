@@ -55,6 +55,7 @@ WRITER_TAG = re.compile(r"\s*(?:\x1b\[[\d;]*m)?\((?:[\w.:\-]{1,60} )?pid=(\d{1,9
 # a process's last words are not a sign that it went on
 TEARDOWN_WORDS = re.compile(r"(?i)shut|exit|terminat|kill|destroy|clean|stop|abort|signal|"
                             r"dead|died|fail|closing|finaliz")
+TQDM_ELAPSED = re.compile(r"\d+/\d+ \[(?:(\d+):)?(\d+):(\d\d)<")  # "45/2133 [42:47<21:36, ..."
 NCCL_COMM_RANK = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks \d+")
 # vLLM's parallel_state: "rank 1 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 1"
 # (each worker says it once, under its own "(VllmWorkerProcess pid=N)" / Ray prefix)
@@ -268,7 +269,7 @@ class Analyzer:
         spans = ph.spans.get(key)
         if not spans:
             return False
-        hits = self.knowledge.markers_for(ev.clean[0], ev.offset(0))
+        hits = self.knowledge.markers_for(ev.clean[0], ev.offset(0), ev.message)
         if not hits or any(m.phase != spans[-1].phase or m.edge not in ("begin", "end")
                            or "done" in g for m, g in hits):
             return False
@@ -489,10 +490,17 @@ class Analyzer:
         docker stop, kubectl, systemd, a benchmark harness) of a server that was ready and
         serving requests: both are how such jobs are stopped, not failures. A training job
         terminated mid-run (a scheduler's time limit, a preemption) did not finish: it stays
-        a failure."""
+        a failure; one terminated right after its training bar reached its total is not
+        mid-run."""
         assert root.sig is not None
         if root.sig.ends == "interrupt":
             return self._progressing_before(root.line)
+        done = self.phases.steps_all_done
+        if root.sig.ends == "termination" and done is not None \
+                and abs(done - root.line) <= PROGRESS_WINDOW:  # (its last redraw may be
+            # flushed with the cancel's own lines, after them)
+            return True  # its training bar had just reached its total: the work was done
+            # (a cancel while it saves or exits is not the job failing)
         ups = [x for x in (self.phases.ready_line, self.phases.serving_line) if x is not None]
         return (root.sig.ends == "termination" and self.input_index == 0 and bool(ups)
                 and min(ups) < root.line and self._progressing_before(root.line))
@@ -510,6 +518,8 @@ class Analyzer:
         assert stop.sig is not None
         if stop.sig.ends != "termination" or stop.before is None:
             return False
+        if self._progressing_before(stop.line):
+            return False  # steps right up to it: slow lines, not silence
         # the same clock on both sides: the stop line's own stamp where it has one (a CI
         # runner's, a wrapper's), else the time its message states ("CANCELLED AT ...")
         at = stop.timestamp if stop.stamped else stop.groups.get("at")
@@ -517,6 +527,9 @@ class Analyzer:
         if at and last and at[:4].isdigit() and last[:4] != at[:4]:
             last = at[:4] + last[4:]  # a yearless line got the file's year: the stop's is right
         gap = seconds_between(last, at)
+        if gap is not None:
+            gap -= _bar_elapsed(stop.text)  # a bar redrawn on the stop's own line was busy
+            # for that long after the last dated line (tqdm's elapsed: "45/2133 [42:47<...")
         return gap is not None and gap >= SILENCE_BEFORE_STOP
 
     def _interrupted(self, stop: Finding) -> Finding:
@@ -555,6 +568,15 @@ class Analyzer:
                        category="distributed_init", rank=key[0], process=key[1],
                        timestamp=ts or None,
                        reason="last line of the rank that went silent first")
+
+
+def _bar_elapsed(text: str) -> float:
+    """The elapsed time of the last tqdm state in `text`, in seconds (0 without a bar)."""
+    states = TQDM_ELAPSED.findall(text[-4000:])
+    if not states:
+        return 0.0
+    h, m, sec = states[-1]
+    return int(h or 0) * 3600 + int(m) * 60 + int(sec)
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:

@@ -242,6 +242,7 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     stmt_hits: list[tuple[Signature, dict[str, str]]] = []
     said_at: dict[str, int] = {}  # signature id -> first line of the message that matched it
     on_stmt_line: set[str] = set()  # signature ids the statement line itself matches
+    why_hits: list[tuple[int, tuple[Signature, dict[str, str]]]] = []  # failures that explain
     for i in range(len(ev.lines)):
         hits = knowledge.match(ev.clean[i], ev.offset(i))
         if stmt_i is not None and stmt_i <= i < section_end:
@@ -259,6 +260,8 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
         if hit is None or hit[0].kind == "benign":
             continue
         sig_i, groups = hit
+        if sig_i.explains and sig_i.kind == "failure":
+            why_hits.append((i, hit))
         role = "chained" if stmt_i is not None and i > section_end else "context"
         out.append(_base(ev, i, kind="symptom", tier=3, sig=sig_i, category=sig_i.category,
                          groups=groups, role=role, block=index,
@@ -283,6 +286,12 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
             any(x in sig.explains for x in on_stmt_line)  # the message goes on to say why
             or (not on_stmt_line and sig.kind == "failure")):  # a generic line, then the why
         at = said_at[sig.id]
+    why = next(((i, h) for i, h in why_hits if sig is not None and i != at
+                and (sig.id in h[0].explains or (sig.category or "") in h[0].explains)), None)
+    if why is not None:  # a later part of the block (a chained exception's message: the
+        # compiler output a RuntimeError quotes) says why the statement failed
+        at, (sig, groups) = why[0], why[1]
+        kind, tier, category = sig.kind, sig.tier, sig.category or category
     detail = _nccl_last_error(ev, stmt_i, section_end)
     if detail is not None:
         at = stmt_i  # the message is stated on its first line; the reason is its detail

@@ -50,6 +50,8 @@ class PhaseTracker:
     serving_line: int | None = None
     done_line: int | None = None  # where the job reported its own successful end
     server_seen: bool = False
+    server_systems: set[str] = field(default_factory=set)  # of the server markers seen
+    steps_all_done: int | None = None  # where a training bar last reached its total
     last_phase: str | None = None
     last_progress: str | None = None
     last_progress_phase: str | None = None  # the phase that progress belongs to
@@ -73,7 +75,8 @@ class PhaseTracker:
         self.last_line[key] = (ev.line_end, ev.timestamp, ev.raw[-1] if ev.raw else "")
         if ev.kind in ("traceback", "faulthandler", "cpp_abort", "native", "logging_error"):
             return
-        for marker, groups in self.knowledge.markers_for(ev.clean[0], ev.offset(0)):
+        for marker, groups in self.knowledge.markers_for(ev.clean[0], ev.offset(0),
+                                                         ev.message):
             self._apply(key, marker, groups, ev)
         if ev.kind == "progress" and "n" in ev.fields:
             self.activity_line = ev.line_start
@@ -84,6 +87,9 @@ class PhaseTracker:
             self.last_progress_phase = spans[-1].phase if spans else None
             if self.last_progress_phase == "training" and str(ev.fields["n"]) not in ("0", ""):
                 self.step_done = True
+                # the latest training bar: at its total, or not (yet)
+                done = str(ev.fields["n"]) == str(ev.fields["total"])
+                self.steps_all_done = ev.line_end if done else None
             if spans:
                 spans[-1].progress = self.last_progress
 
@@ -100,6 +106,7 @@ class PhaseTracker:
             self.launch_lines.append(ev.line_start)
         if marker.system in SERVER_SYSTEMS:
             self.server_seen = True
+            self.server_systems.add(marker.system)
         self.activity_line = ev.line_start
         answer = marker.health_answer(groups)
         if answer is not None:
@@ -113,6 +120,11 @@ class PhaseTracker:
         if marker.edge == "serving" and marker.is_poll(groups):
             if marker.alive(groups):
                 self.alive.append(ev.line_start)  # it answers: alive, but serving nothing yet
+                if "vllm" in self.server_systems and "sglang" not in self.server_systems:
+                    # vLLM's API server listens only once its engine is up: an answered
+                    # probe is a server that is serving (SGLang answers them before its
+                    # warmup request is done, so there they are not)
+                    self.serving_line = self.serving_line or ev.line_start
             return
         if marker.edge == "serving":
             self.serving_line = self.serving_line or ev.line_start

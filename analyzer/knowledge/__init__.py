@@ -162,9 +162,13 @@ class Knowledge:
                 return hint.phase
         return None
 
-    def markers_for(self, text: str, offset: int = 0) -> list[tuple[Marker, dict[str, str]]]:
-        """Phase markers found in `text` (whose record starts at `offset`)."""
-        return _search(text[:MATCH_CHARS], self.marker_index, offset)
+    def markers_for(self, text: str, offset: int = 0, message: str | None = None
+                    ) -> list[tuple[Marker, dict[str, str]]]:
+        """Phase markers found in `text` (whose record starts at `offset`); an anchored one
+        may also start the `message` after the record's head ("[INFO|trainer.py:2432] ...
+        >> ***** Running training *****")."""
+        return _search(text[:MATCH_CHARS], self.marker_index, offset,
+                       message[:MATCH_CHARS] if message else None)
 
 
 WORK_GROUPS = ("running", "running_req", "prompt_tps", "gen_tps")
@@ -198,7 +202,7 @@ def _anchored(pattern: re.Pattern[str]) -> bool:
     return ANCHORED.search(pattern.pattern) is not None
 
 
-def _search(text: str, index: LiteralIndex[E], offset: int = 0
+def _search(text: str, index: LiteralIndex[E], offset: int = 0, message: str | None = None
             ) -> list[tuple[E, dict[str, str]]]:
     """The entries whose pattern matches, with their named groups; only entries whose required
     literal occurs in `text` are searched. An anchored pattern is tried where the record
@@ -206,7 +210,10 @@ def _search(text: str, index: LiteralIndex[E], offset: int = 0
     hits = []
     for entry in index.candidates(text):
         pattern = entry.pattern
-        m = pattern.search(text[offset:] if offset and _anchored(pattern) else text)
+        anchored = _anchored(pattern)
+        m = pattern.search(text[offset:] if offset and anchored else text)
+        if m is None and anchored and message is not None:
+            m = pattern.search(message)
         if m:
             hits.append((entry, {k: v for k, v in m.groupdict().items() if v is not None}))
     return hits

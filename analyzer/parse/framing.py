@@ -402,7 +402,7 @@ class Framer:
             head.system = "torch" if logger.startswith("torch") else "python"
             head.level = LEVEL_WORDS.get(str(f["LEVEL"]))
             head.site = logger
-        elif rule == "pylog_dash":
+        elif rule in ("pylog_dash", "hf_log"):
             head.system = "python"
             head.timestamp = _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))
             head.level = LEVEL_WORDS.get(str(f["LEVEL"]))
