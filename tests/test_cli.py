@@ -345,3 +345,43 @@ def test_the_prestarted_producer_gives_the_same_report() -> None:
 def test_a_usage_error_with_a_prestarted_producer_is_one_line() -> None:
     bad = _with_producer("explain", "--format", "nope", str(corpus_logs()[0]))
     assert bad.code == 2 and len(bad.err_lines) == 1 and "Traceback" not in bad.stderr
+
+
+def test_version_is_printed_and_exits_0() -> None:
+    for flag in ("--version", "-V"):
+        got = loglens(flag)
+        assert got.code == 0
+        assert got.stdout.decode().startswith("loglens ") and len(got.stdout.split()) == 2
+
+
+def test_rules_kind_is_validated() -> None:
+    bad = loglens("rules", "--kind", "bogus")
+    assert bad.code == 2
+    assert len(bad.err_lines) == 1 and "bogus" in bad.err_lines[0]  # one line, no traceback
+    markers = loglens("rules", "--kind", "marker")
+    assert markers.code == 0
+    lines = markers.stdout.decode().splitlines()
+    assert lines and all(" marker " in line for line in lines)
+
+
+def test_loglens_alone_prints_help_and_nothing_stray() -> None:
+    got = loglens()
+    assert got.code == 0
+    assert b"explain" in got.stdout
+    assert got.err_lines == []
+
+
+def test_text_width_follows_columns_and_no_color_keeps_it() -> None:
+    """COLUMNS sets the text report's width when piped; NO_COLOR drops colour only."""
+    log = next(p for p in corpus_logs() if p.stem.startswith("sglang-kimi-k25-eplb"))
+
+    def text(**env: str) -> str:
+        proc = subprocess.run([sys.executable, "-m", "analyzer", "explain", "-f", "text",
+                               str(log)], capture_output=True, timeout=TIMEOUT, cwd=ROOT,
+                              check=True, env={**os.environ, **env})
+        return proc.stdout.decode("utf-8")
+
+    narrow, wide = text(COLUMNS="64"), text(COLUMNS="200")
+    assert narrow != wide
+    assert text(COLUMNS="200", NO_COLOR="1") == wide
+    assert "\x1b[" not in text(COLUMNS="200", NO_COLOR="1")

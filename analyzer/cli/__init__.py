@@ -29,6 +29,14 @@ from analyzer.report.jsonfmt import dumps
 from analyzer.report.redact import Redactor
 
 EXIT_INTERNAL = ExitCode.INTERNAL
+
+
+def _version(value: bool) -> None:
+    if value:
+        typer.echo(f"loglens {api.VERSION}")
+        raise typer.Exit(0)
+
+
 app = typer.Typer(
     add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
     help="Log forensics for LLM serving and distributed GPU jobs (SGLang, vLLM, NCCL, PyTorch).",
@@ -55,7 +63,9 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
 def explain(
     files: Files,
     format: Annotated[FormatType | None, typer.Option(
-        "--format", "-f", help="text (default on a terminal), json, or markdown.")] = None,
+        "--format", "-f", help="text (the default, also when piped), json, or markdown; "
+        "with -o, the file's extension chooses (.json, .md).")] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Short for --format json.")] = False,
     rules: Rules = None,
     fail_on: Annotated[str | None, typer.Option(
         help="Comma list of verdicts that make the exit code 1, e.g. crash,hang.")] = None,
@@ -67,8 +77,7 @@ def explain(
              "made for pasting into a ticket; off for text and json).")] = None,
 ) -> None:
     """Root cause, the cascade it started, a per-rank phase timeline, and the fix."""
-    fmt = format or (FormatType.TEXT if sys.stdout.isatty() and output is None
-                     else FormatType.JSON)
+    fmt = format or (FormatType.JSON if json_out else _format_for(output))
     wanted = {v.strip() for v in (fail_on or "").split(",") if v.strip()}
     bad = wanted - {"crash", "hang", "healthy", "in_progress"}
     if bad:
@@ -83,12 +92,7 @@ def explain(
         typer.echo(f"loglens: warning: {note}", err=True)
     use_color = color if color is not None else (sys.stdout.isatty() and output is None
                                                  and "NO_COLOR" not in os.environ)
-    width = 100
-    if fmt == FormatType.TEXT:
-        try:
-            width = min(max(os.get_terminal_size().columns, 60), 160) if use_color else 100
-        except OSError:
-            width = 100
+    width = _width() if fmt == FormatType.TEXT else 100
     text = render(report, fmt, color=use_color, width=width)
     _write(text, output)
     if report["verdict"] in wanted:
@@ -188,10 +192,20 @@ def _table(stream: Any, out: Any) -> None:
     Console(file=out, width=160, markup=False).print(table)
 
 
+class RuleKind(StrEnum):
+    """What `loglens rules --kind` can list."""
+
+    FAILURE = "failure"
+    SYMPTOM = "symptom"
+    BENIGN = "benign"
+    MARKER = "marker"
+
+
 @app.command("rules")
 def list_rules(
     rules: Rules = None,
-    kind: Annotated[str | None, typer.Option(help="failure, symptom, benign or marker")] = None,
+    kind: Annotated[RuleKind | None, typer.Option(
+        help="Only this kind: failure, symptom, benign or marker.")] = None,
 ) -> None:
     """List the signatures and phase markers loglens knows, with their meaning."""
     k = load_knowledge(rule_dirs(rules))
@@ -206,6 +220,32 @@ def list_rules(
             typer.echo(f"{m.id:45} marker   [{m.phase}/{m.edge}]  {m.summary[:80]}")
 
 
+OUTPUT_FORMATS = {".json": FormatType.JSON, ".md": FormatType.MARKDOWN,
+                  ".markdown": FormatType.MARKDOWN}
+
+
+def _format_for(output: Path | None) -> FormatType:
+    """Text, as gh, kubectl and ruff keep their format when piped; an -o file's extension
+    may ask for JSON or Markdown."""
+    if output is None:
+        return FormatType.TEXT
+    return OUTPUT_FORMATS.get(output.suffix.lower(), FormatType.TEXT)
+
+
+def _width() -> int:
+    """The text report's width: $COLUMNS, else the terminal's, else 100 (a pipe, a file);
+    NO_COLOR and --no-color drop colour only (no-color.org), not the terminal's width."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return min(max(int(columns), 60), 240)
+    if not sys.stdout.isatty():
+        return 100
+    try:
+        return min(max(os.get_terminal_size().columns, 60), 160)
+    except OSError:
+        return 100
+
+
 def _write(text: str, output: Path | None) -> None:
     if output is None:
         sys.stdout.write(text)
@@ -217,6 +257,13 @@ def _write(text: str, output: Path | None) -> None:
 
 register_watch(app)
 register_report(app)
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option(
+        "--version", "-V", callback=_version, is_eager=True,
+        help="Print loglens' version and exit.")] = False) -> None:
+    """Log forensics for LLM serving and distributed GPU jobs (SGLang, vLLM, NCCL, PyTorch)."""
 
 
 def main() -> None:
@@ -238,8 +285,12 @@ def main() -> None:
         sys.exit(130)
     except Exception as exc:  # usage errors from the argument parser, and anything unexpected
         format_message = getattr(exc, "format_message", None)
+        if type(exc).__name__ == "NoArgsIsHelpError":
+            sys.exit(0)  # `loglens` alone: the help it printed is the answer
         if callable(format_message):  # typer's (vendored click) usage/parameter errors
-            typer.echo(f"loglens: {format_message()}", err=True)
+            message = format_message()
+            if message:
+                typer.echo(f"loglens: {message}", err=True)
             sys.exit(getattr(exc, "exit_code", EXIT_BAD_INPUT) or EXIT_BAD_INPUT)
         if type(exc).__name__ == "Abort":
             sys.exit(130)

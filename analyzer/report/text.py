@@ -127,12 +127,12 @@ def _headline(report: Mapping[str, Any]) -> list[RenderableType]:
     headline = line_text(report.get("headline") or verdict, ROOT_TEXT_MAX)
     head = Text(headline, style=f"bold {style}")
     sub = Text(style="dim")
-    sub.append(f"verdict: {verdict.replace('_', ' ')}")
+    sub.append(f"verdict: {verdict.replace('_', ' ')} · {count(report.get('lines')):,} lines")
     name = report.get("file")
-    if name:
-        sub.append(f" · {line_text(name, 120)}")
-    sub.append(f" · {count(report.get('lines')):,} lines")
-    return [head, sub]
+    if not name:
+        return [head, sub]
+    # the file on a line of its own: a long path wraps there, not in the middle of the verdict
+    return [head, sub, Text(line_text(name, 400), style="dim")]
 
 
 def _root_cause(report: Mapping[str, Any], root: Mapping[str, Any]) -> list[RenderableType]:
@@ -275,7 +275,7 @@ def _last_activity(report: Mapping[str, Any]) -> list[RenderableType]:
         label = who(row.get("rank"), row.get("process"))
         stamp = str(row.get("timestamp") or "")[11:19]
         out.append(_indent(Text(f"{label:<14} {stamp:<8} L{row.get('line')}  "
-                                + line_text(row.get("text") or "", 160))))
+                                + line_text(row.get("text") or "", 400))))
     return out
 
 
