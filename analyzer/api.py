@@ -188,6 +188,8 @@ def _headline(verdict: str, root: dict[str, Any] | None, last_phase: dict[str, A
         return f"{verdict.capitalize()}: {what}{where}{during} (line {root['line']})"
     if verdict == "healthy":
         return "Healthy: no failure found" + (f"; reached {phase}" if phase else "")
+    if verdict == "unknown":
+        return "Unknown: no SGLang, vLLM, PyTorch, NCCL or Ray lines recognised"
     progress = (last_phase or {}).get("progress")
     return ("In progress: no failure found; the log ends in " + (phase or "start-up")
             + (f" ({progress})" if progress else ""))
@@ -243,7 +245,8 @@ def build_report(analyzer: Analyzer, result: dict[str, Any], inputs: Sequence[In
                   "replaced_lines": sum(s.replaced_lines for s in stats_src),
                   "truncated_lines": sum(s.truncated_lines for s in stats_src),
                   "sources": [inp.source.name for inp in inputs],
-                  "notes": [w for s in stats_src for w in s.warnings]},
+                  "notes": [*(n for inp in inputs for n in inp.source.notes),
+                            *(w for s in stats_src for w in s.warnings)]},
     }
     if report["verdict"] == "hang":
         report["last_activity"] = _last_activity(tracker)

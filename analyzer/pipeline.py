@@ -139,7 +139,12 @@ class Pipeline:
             return not framer.body(text).strip()
 
         scanner = analyzer.knowledge.sig_index.scanner
+        from analyzer.analysis.engine import KNOWN_TEXT  # (only this path needs the engine)
+
         for batch in batches:
+            if not analyzer.known_events and batch.lines is not None \
+                    and batch.lines.str.contains(KNOWN_TEXT).any():
+                analyzer.known_events = 1  # what feeding every line would have found
             scanner.prime({batch.texts[i]: lits for i, lits in batch.literals.items()})
             prefilter.walk(batch, name, lambda: bool(self.assembler.open), feed, skip,
                            feed_edge, blank,

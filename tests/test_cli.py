@@ -385,3 +385,16 @@ def test_text_width_follows_columns_and_no_color_keeps_it() -> None:
     assert narrow != wide
     assert text(COLUMNS="200", NO_COLOR="1") == wide
     assert "\x1b[" not in text(COLUMNS="200", NO_COLOR="1")
+
+
+def test_foreign_text_is_unknown_not_healthy(tmp_path: Path) -> None:
+    """An nginx access log is not a healthy server: loglens says it read nothing it knows."""
+    log = tmp_path / "access.log"
+    log.write_text('127.0.0.1 - - [10/Oct/2000:13:55:36 -0700] "GET /a.gif HTTP/1.0" 200 2326\n'
+                   '127.0.0.1 - - [10/Oct/2000:13:55:37 -0700] "GET /b.html HTTP/1.0" 404 100\n')
+    got = loglens("explain", "--json", str(log))
+    assert got.code == 0
+    report = json.loads(got.stdout)
+    assert report["verdict"] == "unknown" and report["root_cause"] is None
+    assert "recognised" in report["headline"]
+    assert loglens("explain", str(log), "--fail-on", "unknown").code == 1

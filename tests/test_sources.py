@@ -545,3 +545,19 @@ def test_line_range_after_series_batches_seeks_to_the_right_batch(tmp_path: Path
     assert warm == cold == {i: lines[i - 1] for i in range(2990, 3011)}
     assert source.line_range(1, 2) == {1: lines[0], 2: lines[1]}
     assert source.line_range(5000, 5003) == {5000: lines[-1]}
+
+
+def test_a_directory_reads_its_logs_only_and_says_what_it_left_out(tmp_path: Path) -> None:
+    """A run directory holds labels, configs and JSON beside the logs: only log-like names
+    are read (a named file is read whatever its name), and a note lists the others."""
+    (tmp_path / "rank0.log").write_text("RuntimeError: boom\n")
+    (tmp_path / "stdout").write_text("hello\n")
+    (tmp_path / "server.log.1").write_text("older\n")
+    (tmp_path / "labels.jsonl").write_text('{"id": "x"}\n')
+    (tmp_path / "config.yaml").write_text("tp: 8\n")
+    sources = open_sources([str(tmp_path)])
+    assert sorted(Path(s.name).name for s in sources) == ["rank0.log", "server.log.1", "stdout"]
+    [note] = [n for s in sources for n in s.notes]
+    assert "2 file(s) that are not logs" in note and "labels.jsonl" in note
+    [named] = open_sources([str(tmp_path / "labels.jsonl")])  # named: read
+    assert named.name.endswith("labels.jsonl")

@@ -55,6 +55,15 @@ WRITER_TAG = re.compile(r"\s*(?:\x1b\[[\d;]*m)?\((?:[\w.:\-]{1,60} )?pid=(\d{1,9
 # a process's last words are not a sign that it went on
 TEARDOWN_WORDS = re.compile(r"(?i)shut|exit|terminat|kill|destroy|clean|stop|abort|signal|"
                             r"dead|died|fail|closing|finaliz")
+# words of the systems loglens reads, in any line: without one (and without a marker or a
+# finding) the input is foreign text. One pattern for Python's re and polars' Rust regex.
+KNOWN_TEXT = (r"(?i:\b(?:py)?torch|\bcuda|\bnccl|\bvllm|\bsglang|\bdeepspeed|\bmegatron|"
+              r"\bgpu\b|\branks?\b|\bray\b|\btraceback\b|\buvicorn\b)"
+              # and the record heads of SGLang, vLLM, NCCL and c10/glog, whatever the words
+              r"|\[\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)? (?:TP|DP|PP|EP)\d"
+              r"|(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d"
+              r"|NCCL (?:INFO|WARN)|[EWIF]\d{4} \d\d:\d\d:\d\d\.\d")
+KNOWN_WORDS = re.compile(KNOWN_TEXT)
 TQDM_ELAPSED = re.compile(r"\d+/\d+ \[(?:(\d+):)?(\d+):(\d\d)<")  # "45/2133 [42:47<21:36, ..."
 NCCL_COMM_RANK = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks \d+")
 # vLLM's parallel_state: "rank 1 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 1"
@@ -82,6 +91,7 @@ class Analyzer:
     warnings: dict[str, dict[str, Any]] = field(default_factory=dict)
     nccl_ranks: dict[str, int] = field(default_factory=dict)  # "host:pid" -> rank
     nccl_returns: list[tuple[str | None, int]] = field(default_factory=list)  # (process, line)
+    known_events: int = 0  # lines that name a system loglens knows (KNOWN_TEXT), up to 1
     ordinary: int = 0  # ordinary lines so far (fed or skipped): did the job go on after a line?
     writer_lines: dict[tuple[str, int], int] = field(default_factory=dict)  # (source, pid) ->
     # the last ordinary line that writer printed: did the process go on after its error?
@@ -117,6 +127,8 @@ class Analyzer:
     def feed(self, ev: Event) -> None:
         """Take one event."""
         self.events += 1
+        if not self.known_events and any(KNOWN_WORDS.search(r) for r in ev.raw):
+            self.known_events += 1  # (by the text: the fast path tests its batches alike)
         if ev.kind == "plain" and ev.message.strip():
             self.plain_lines += len(ev.lines)
         self._nccl_rank(ev)
@@ -483,6 +495,9 @@ class Analyzer:
             # shows they got anywhere (no init finished, no step, no report of the end)
         if ph.furthest() == "benchmark":
             return "in_progress", None, False  # a sweep began; neither its summary nor teardown
+        if not self.known_events and not ph.hits and not self.findings:
+            return "unknown", None, False  # no line of a system loglens reads (an nginx log,
+            # a shell session): saying "healthy" would be a claim about nothing
         return "healthy", None, False
 
     def _stopped_on_purpose(self, root: Finding) -> bool:

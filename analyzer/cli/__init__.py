@@ -79,7 +79,7 @@ def explain(
     """Root cause, the cascade it started, a per-rank phase timeline, and the fix."""
     fmt = format or (FormatType.JSON if json_out else _format_for(output))
     wanted = {v.strip() for v in (fail_on or "").split(",") if v.strip()}
-    bad = wanted - {"crash", "hang", "healthy", "in_progress"}
+    bad = wanted - {"crash", "hang", "healthy", "in_progress", "unknown"}
     if bad:
         raise UsageError(f"--fail-on: unknown verdict(s): {', '.join(sorted(bad))}")
     if output is not None:

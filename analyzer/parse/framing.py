@@ -225,6 +225,8 @@ class Framer:
                     frame.rank["dp"] = bounded_int(dp.group(1))
                 if name.startswith(VLLM_PROCS):
                     self.system_hint = "vllm"
+            elif p.kind == "kubectl_prefix":
+                frame.process = frame.process or str(f["K8S_POD"])  # the pod: one process
             elif p.kind == "rank":
                 frame.rank["global"] = bounded_int(f["INT"])
             elif p.kind == "pdsh" and p.text.strip().rstrip(":").isdigit():

@@ -19,8 +19,8 @@ from lark.exceptions import LarkError
 
 from analyzer.cache import lark_cache
 
-WRAPPER_RULES = ("launcher", "kubectl", "docker_ts", "journald", "compose", "mpirun",
-                 "process", "rank", "role", "pdsh", "quote")
+WRAPPER_RULES = ("launcher", "kubectl", "kubectl_prefix", "docker_ts", "journald", "compose",
+                 "mpirun", "process", "rank", "role", "pdsh", "quote")
 HEAD_RULES = ("bracket_ts", "ray_cpp", "vllm", "nccl", "c10", "glog", "kernel", "uvicorn",
               "pylog_basic", "pylog_dash", "pylog_level_logger", "level_tag", "rich", "hf_log",
               "tag")

@@ -121,6 +121,8 @@ class Source:
         self.name = name
         self.path = path
         self.stats = SourceStats(name)
+        self.notes: list[str] = []  # what opening it said (files a directory left out): kept
+        # across reads, unlike the stats' warnings
         self._gzipped = False  # set once the magic bytes have been read
         self._transcoded = False  # UTF-16 with a BOM, read as UTF-8
         self._cr_lines = False  # set by the sniff: lines end in a bare CR (no LF at all)
@@ -762,6 +764,23 @@ def _natural_key(parts: Sequence[str]) -> tuple[tuple[tuple[str | int, ...], str
     )
 
 
+LOG_SUFFIXES = frozenset({".log", ".txt", ".out", ".err", ".stdout", ".stderr"})
+_ROTATED = re.compile(r"\.\d+$")  # "server.log.1"
+
+
+def log_like(filename: str) -> bool:
+    """Whether a file in a directory looks like a log: *.log, *.txt, *.out, *.err (also
+    gzipped or rotated: .log.gz, .log.1), or a name without an extension (`stdout`,
+    `rank0`). A directory often holds the run's labels, configs and JSON too: reading those
+    would merge unrelated text into the analysis."""
+    name = filename.lower()
+    if name.endswith(".gz"):
+        name = name[:-3]
+    name = _ROTATED.sub("", name)
+    suffix = Path(name).suffix
+    return suffix in LOG_SUFFIXES or suffix == "" or not suffix[1:].isalpha()
+
+
 def _expand_dir(root: Path, display: str, notes: list[str]) -> list[Source]:
     """Every readable regular text file under root, recursively, in natural name order.
 
@@ -771,6 +790,7 @@ def _expand_dir(root: Path, display: str, notes: list[str]) -> list[Source]:
     """
     found: list[tuple[tuple[str, ...], Path]] = []
     skipped: list[str] = []
+    not_logs: list[str] = []
 
     def on_walk_error(exc: OSError) -> None:
         skipped.append(f"{exc.filename}: {exc.strerror or exc}")
@@ -781,6 +801,9 @@ def _expand_dir(root: Path, display: str, notes: list[str]) -> list[Source]:
             if filename.startswith("."):
                 continue
             full = Path(dirpath, filename)
+            if not log_like(filename):
+                not_logs.append(os.path.join(display, *full.relative_to(root).parts))
+                continue
             found.append((full.relative_to(root).parts, full))
     found.sort(key=lambda item: _natural_key(item[0]))
 
@@ -803,6 +826,11 @@ def _expand_dir(root: Path, display: str, notes: list[str]) -> list[Source]:
             continue
         sources.append(source)
     notes.extend(f"skipped {s}" for s in skipped)
+    if not_logs:
+        shown = ", ".join(not_logs[:3]) + (f" and {len(not_logs) - 3} more" if len(not_logs) > 3
+                                           else "")
+        notes.append(f"skipped {len(not_logs)} file(s) that are not logs by name: {shown} "
+                     "(name a file to read it anyway)")
     if not sources:
         why = f"{len(skipped)} skipped, e.g. {skipped[0]}" if skipped else "no visible files"
         raise InputError(f"directory {display} has no readable log files ({why})")
@@ -864,4 +892,6 @@ def open_sources(paths: Sequence[str], *, skipped: list[str] | None = None) -> l
             sources.append(source)
     if skipped is not None:
         skipped.extend(notes)
+    elif notes and sources:  # shown with the run's warnings (what a directory left out)
+        sources[0].notes.extend(notes)
     return sources
