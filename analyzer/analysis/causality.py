@@ -6,6 +6,7 @@ it looks at and why. `choose_root` then applies "the first primary error wins" o
 
 from __future__ import annotations
 
+import bisect
 import datetime as dt
 import re
 from collections.abc import Callable, Mapping, Sequence
@@ -87,15 +88,22 @@ def unreturned_nccl_warnings(findings: list[Finding], ctx: Context) -> None:
         return
     warns = [f for f in findings if "NCCL WARN" in f.clean  # (the text: a wrapper that
              and f.block_start is None and f.tier <= 2 and not f.resolved]  # hides the head)
-    raised = {id(f) for f in warns
-              if any(p == f.process and 0 < line - f.line <= NCCL_RETURN_GAP
-                     for p, line in ctx.nccl_returns)}
+    returns: dict[str | None, list[int]] = {}
+    for process, line in ctx.nccl_returns:  # in line order: each list is sorted
+        returns.setdefault(process, []).append(line)
+
+    def returned_after(f: Finding) -> bool:
+        lines = returns.get(f.process, [])
+        i = bisect.bisect_right(lines, f.line)
+        return i < len(lines) and lines[i] - f.line <= NCCL_RETURN_GAP
+
+    raised = {id(f) for f in warns if returned_after(f)}
     if not raised:
         return
+    origin = next(g for g in warns if id(g) in raised)
     for f in warns:
         if id(f) in raised:
             continue
-        origin = next(g for g in warns if id(g) in raised)
         f.kind, f.tier = "symptom", 3
         f.reason = (f"an NCCL warning it went on from: no error was returned after it (the "
                     f"error returned from line {origin.line} is what failed)")
