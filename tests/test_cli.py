@@ -398,3 +398,17 @@ def test_foreign_text_is_unknown_not_healthy(tmp_path: Path) -> None:
     assert report["verdict"] == "unknown" and report["root_cause"] is None
     assert "recognised" in report["headline"]
     assert loglens("explain", str(log), "--fail-on", "unknown").code == 1
+
+
+def test_piped_explain_is_text_and_json_is_asked_for(tmp_path: Path) -> None:
+    """Piped (as in `| less` or `> out.txt`) the report stays text; --json, --format json or
+    an -o file named *.json give JSON, *.md Markdown."""
+    log = next(p for p in corpus_logs() if p.stem.startswith("sglang-kimi-k25-eplb"))
+    piped = loglens("explain", str(log)).stdout.decode()
+    assert piped.startswith("Hang: ") and "\x1b[" not in piped
+    assert json.loads(loglens("explain", "--json", str(log)).stdout)["verdict"] == "hang"
+    out_json, out_md = tmp_path / "r.json", tmp_path / "r.md"
+    assert loglens("explain", str(log), "-o", str(out_json)).code == 0
+    assert json.loads(out_json.read_text())["verdict"] == "hang"
+    assert loglens("explain", str(log), "-o", str(out_md)).code == 0
+    assert out_md.read_text().startswith("### Hang: ")
