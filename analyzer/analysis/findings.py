@@ -60,13 +60,13 @@ LOGGED_TRACEBACK = re.compile(r"\s*(?:ERROR|CRITICAL|WARNING|error|Error)\b[^\n]
                               r"Traceback \(most recent call last\)")
 
 
-# torch's ExceptionWrapper.reraise(): DataParallel replicas and DataLoader workers
 # an exception whose message is only a heading: what went wrong is on the message's next
 # line (dynamo's "BackendCompilerFailed: backend='inductor' raised:" then the backend's own
 # exception; pydantic's "ValidationError: 1 validation error for VllmConfig" then the field's
 # error)
 HEADING_MESSAGE = re.compile(r"(?:Error|Exception|Failed)\b:? .*(?:\braised:|"
                              r"\b\d+ validation errors? for [\w.]+)\s*$")
+# torch's ExceptionWrapper.reraise(): DataParallel replicas and DataLoader workers
 TORCH_REWRAP = re.compile(r"Caught \w+ in (?:replica \d+ on device \d+|DataLoader worker "
                           r"process \d+)\.$")
 
