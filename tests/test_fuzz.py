@@ -69,7 +69,7 @@ def test_fuzzed_log_answers_or_refuses(data: bytes) -> None:
         except InputError:
             return  # a refusal with one line (empty, binary): exit 2
         assert set(report) >= KEYS
-        assert report["verdict"] in ("crash", "hang", "healthy", "in_progress")
+        assert report["verdict"] in ("crash", "hang", "healthy", "in_progress", "unknown")
         json.loads(render_json(report), parse_constant=_no_constants)  # strict JSON
         covered = sum(ev.line_end - ev.line_start + 1 if not ev.line_ranges() else
                       sum(r[1] - r[0] + 1 for r in ev.line_ranges() or [])
