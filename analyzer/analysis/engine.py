@@ -34,7 +34,7 @@ from analyzer.analysis.findings import (
 from analyzer.analysis.phases import PhaseTracker
 from analyzer.knowledge import Knowledge
 from analyzer.model import Event, bounded_int
-from analyzer.parse.blocks import TRACEBACK_HEAD
+from analyzer.parse.blocks import TRACEBACK_HEAD, parse_progress
 from analyzer.parse.timestamps import seconds_between
 
 BLOCK_KINDS = ("traceback", "faulthandler", "cpp_abort", "native", "logging_error", "pyspy")
@@ -64,7 +64,6 @@ KNOWN_TEXT = (r"(?i:\b(?:py)?torch|\bcuda|\bnccl|\bvllm|\bsglang|\bdeepspeed|\bm
               r"|(?:INFO|WARNING|ERROR|DEBUG) \d\d-\d\d \d\d:\d\d:\d\d"
               r"|NCCL (?:INFO|WARN)|[EWIF]\d{4} \d\d:\d\d:\d\d\.\d")
 KNOWN_WORDS = re.compile(KNOWN_TEXT)
-TQDM_ELAPSED = re.compile(r"\d+/\d+ \[(?:(\d+):)?(\d+):(\d\d)<")  # "45/2133 [42:47<21:36, ..."
 NCCL_COMM_RANK = re.compile(r"\bcomm 0x[0-9a-f]+ rank (\d+) n[Rr]anks \d+")
 # vLLM's parallel_state: "rank 1 in world size 2 is assigned as DP rank 0, PP rank 0, TP rank 1"
 # (each worker says it once, under its own "(VllmWorkerProcess pid=N)" / Ray prefix)
@@ -132,6 +131,7 @@ class Analyzer:
         if ev.kind == "plain" and ev.message.strip():
             self.plain_lines += len(ev.lines)
         self._nccl_rank(ev)
+        self._nccl_return(ev)
         if ev.kind == "config":
             for key in ("server_args", "args"):
                 if isinstance(ev.fields.get(key), dict):
@@ -249,14 +249,16 @@ class Analyzer:
                         reason="the last line of a traceback cut off before its exception "
                                "line: nothing before it says what failed")]
 
-    def _nccl_rank(self, ev: Event) -> None:
-        """A process's rank, told once by its own line: NCCL's comm init, vLLM's rank
-        assignment; its later lines carry no rank of their own. (NCCL's error returns are
-        noted here too: the same pass over NCCL's INFO lines.)"""
-        # (by the text, not the parsed head: behind an unknown wrapper the head is not seen)
+    def _nccl_return(self, ev: Event) -> None:
+        """Where NCCL's error-return trace is ("init.cc:1248 -> 3"), by the text, not the
+        parsed head: behind an unknown wrapper the head is not seen."""
         if " -> " in ev.message and NCCL_RETURN.search(ev.message) \
                 and len(self.nccl_returns) < MAX_NCCL_RETURNS:
             self.nccl_returns.append((ev.process, ev.line_start))
+
+    def _nccl_rank(self, ev: Event) -> None:
+        """A process's rank, told once by its own line: NCCL's comm init, vLLM's rank
+        assignment; its later lines carry no rank of their own."""
         if not ev.process or " rank " not in ev.message:
             return
         if ev.system == "nccl":
@@ -288,6 +290,7 @@ class Analyzer:
         ph.activity_line = ev.line_start
         ph.last_line[key] = (ev.line_end, ev.timestamp, ev.raw[-1])
         self._nccl_rank(ev)
+        self._nccl_return(ev)
         self.skipped += 1
         return True
 
@@ -586,12 +589,17 @@ class Analyzer:
 
 
 def _bar_elapsed(text: str) -> float:
-    """The elapsed time of the last tqdm state in `text`, in seconds (0 without a bar)."""
-    states = TQDM_ELAPSED.findall(text[-4000:])
-    if not states:
-        return 0.0
-    h, m, sec = states[-1]
-    return int(h or 0) * 3600 + int(m) * 60 + int(sec)
+    """The elapsed time of the last tqdm state in `text`, in seconds (0 without a bar); the
+    states are the parse stage's (blocks.parse_progress), read back to front."""
+    for segment in reversed(text[-4000:].split("\r")):
+        state = parse_progress(segment)
+        elapsed = state.get("elapsed") if state else None
+        if elapsed:
+            seconds = 0
+            for part in str(elapsed).split(":"):
+                seconds = seconds * 60 + int(part or 0)
+            return float(seconds)
+    return 0.0
 
 
 def _dedupe(findings: list[Finding]) -> list[Finding]:
