@@ -17,16 +17,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from analyzer.parse.structure import (
-    grammar_dir,
-    parse_cpp_abort,
-    parse_elastic_summary,
-    parse_faulthandler,
-    parse_native_backtrace,
-    parse_server_args,
-    parse_traceback,
-    parse_worknccl,
-)
+from analyzer.parse.dumps import parse_cpp_abort, parse_faulthandler, parse_native_backtrace
+from analyzer.parse.elastic import parse_elastic_summary
+from analyzer.parse.grammars import grammar_dir
+from analyzer.parse.pyrepr import parse_server_args, parse_worknccl
+from analyzer.parse.tracebacks import parse_traceback
 
 
 def block(text: str) -> list[str]:
@@ -1015,23 +1010,23 @@ _SEED_LINES = (Path(__file__).resolve().parent.parent / "corpus" / "seed"
 def test_cached_rows_equal_a_fresh_parse(lines: list[str]) -> None:
     """Rows come from a per-line cache; in any order and with repeats they are the rows a
     fresh parse of the same lines gives (the line grammar is context-free per line)."""
-    from analyzer.parse import structure
+    from analyzer.parse import rows
 
-    parser = structure._dump_parser()
-    assert structure._rows(parser, lines) == structure._parse_lines(parser, lines)
-    assert structure._rows(parser, lines) == structure._parse_lines(parser, lines)  # warm
+    parser = rows.dump_parser()
+    assert rows.cached_rows(parser, lines) == rows.parse_lines(parser, lines)
+    assert rows.cached_rows(parser, lines) == rows.parse_lines(parser, lines)  # warm
 
 
 def test_repeated_lines_parsed_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    from analyzer.parse import structure
+    from analyzer.parse import rows
 
-    parser = structure._dump_parser()
-    monkeypatch.setitem(structure._ROW_CACHES, id(parser), {})
+    parser = rows.dump_parser()
+    monkeypatch.setitem(rows.ROW_CACHES, id(parser), {})
     seen: list[int] = []
-    real = structure._parse_lines
-    monkeypatch.setattr(structure, "_parse_lines",
+    real = rows.parse_lines
+    monkeypatch.setattr(rows, "parse_lines",
                         lambda p, lines: seen.append(len(lines)) or real(p, lines))
     frame = '  File "/srv/x.py", line 3, in f'
-    structure._rows(parser, [frame, "    g()"] * 500)
-    structure._rows(parser, [frame] * 8)
+    rows.cached_rows(parser, [frame, "    g()"] * 500)
+    rows.cached_rows(parser, [frame] * 8)
     assert seen == [2]  # two distinct lines, parsed once, then only cache hits

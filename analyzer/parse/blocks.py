@@ -15,8 +15,11 @@ from collections.abc import Iterable, Iterator
 from typing import Any
 
 from analyzer.model import Event, Frame, bounded_float, bounded_int, container_of
-from analyzer.parse import structure
+from analyzer.parse.dumps import parse_cpp_abort, parse_faulthandler, parse_native_backtrace
+from analyzer.parse.elastic import parse_elastic_summary
 from analyzer.parse.framing import PROC_RANKS, RANK_KEYS
+from analyzer.parse.pyrepr import parse_server_args, parse_worknccl
+from analyzer.parse.tracebacks import parse_traceback
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
 FRAME = re.compile(r'^\s*(?:\|\s*)*File "[^"]*", line \d+')
@@ -423,15 +426,15 @@ def _block_fields(kind: str, bodies: list[str], frames: list[Frame]) -> dict[str
         if start is not None:
             lines[start] = TRACEBACK_HEAD
             lines = _dedent_shifted(lines, start)
-        fields = structure.parse_traceback(lines)
+        fields = parse_traceback(lines)
         if kind == "logging_error":
             fields["logging_error"] = True
         summary_at = next((i for i, b in enumerate(bodies) if "ChildFailedError" in b), None)
         if summary_at is not None:
-            fields["elastic"] = structure.parse_elastic_summary(bodies[summary_at + 1:])
+            fields["elastic"] = parse_elastic_summary(bodies[summary_at + 1:])
         return fields
     if kind == "faulthandler":
-        fh = structure.parse_faulthandler([b[b.find(FAULT_START):] if FAULT_START in b else b
+        fh = parse_faulthandler([b[b.find(FAULT_START):] if FAULT_START in b else b
                                            for b in bodies])
         error_at = fh.get("error_index")
         fh["statement_index"] = error_at if isinstance(error_at, int) else 0
@@ -439,12 +442,12 @@ def _block_fields(kind: str, bodies: list[str], frames: list[Frame]) -> dict[str
     if kind == "pyspy":
         return _pyspy_fields(bodies)
     if kind == "cpp_abort":
-        cpp = structure.parse_cpp_abort(bodies)
+        cpp = parse_cpp_abort(bodies)
         what_at = cpp.get("what_index")  # "what():  CUDA error: ..." states the error
         cpp["statement_index"] = what_at if isinstance(what_at, int) else 0
         return cpp
     if kind == "native":
-        nat = structure.parse_native_backtrace(bodies)
+        nat = parse_native_backtrace(bodies)
         crash = nat.get("crash_index")
         nat["statement_index"] = crash if isinstance(crash, int) else 0
         return nat
@@ -537,12 +540,12 @@ def line_event(frame: Frame) -> Event:
                               for st in glued]
     if "server_args=ServerArgs(" in msg:
         kind = "config"
-        fields["server_args"] = structure.parse_server_args(msg[msg.index("ServerArgs("):])
+        fields["server_args"] = parse_server_args(msg[msg.index("ServerArgs("):])
     elif msg.startswith(("args: Namespace(", "non-default args: {")):
         kind = "config"
-        fields["args"] = structure.parse_server_args(msg[msg.index(" ", 5) + 1:])
+        fields["args"] = parse_server_args(msg[msg.index(" ", 5) + 1:])
     if "WorkNCCL(" in msg:
-        fields["work"] = structure.parse_worknccl(msg[msg.index("WorkNCCL("):])
+        fields["work"] = parse_worknccl(msg[msg.index("WorkNCCL("):])
     if frame.prefixes:
         fields["prefixes"] = [{"kind": p.kind, "text": p.text} for p in frame.prefixes]
     ev = _event_from_frame(frame, kind, msg)
