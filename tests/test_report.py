@@ -15,7 +15,8 @@ import pytest
 
 from analyzer import api
 from analyzer.errors import UsageError
-from analyzer.report import FormatType, human_duration, render, shorten
+from analyzer.report import FormatType, render
+from analyzer.report.common import human_duration, shorten
 from analyzer.report.markdown import LIMIT
 
 OOM_LINE = (

@@ -22,7 +22,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from analyzer.report import (
+from analyzer.report.common import (
     count,
     human_duration,
     items,

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from analyzer.report import IMPORTANT_ARGS, FormatType, lane_label, moment, render
+from analyzer.report import FormatType, render
+from analyzer.report.common import IMPORTANT_ARGS, lane_label, moment
 from analyzer.report.markdown import code, code_block, inline
 
 MARKDOWN_LIMIT = 60_000

@@ -23,7 +23,7 @@ from rich.table import Table
 from rich.text import Text
 from rich.tree import Tree
 
-from analyzer.report import (
+from analyzer.report.common import (
     clean,
     count,
     human_duration,

@@ -44,7 +44,7 @@ from analyzer.model import Event, Frame, SourceLine
 from analyzer.parse import prefixes
 from analyzer.parse.framing import Framer
 from analyzer.pipeline import Pipeline
-from analyzer.report import human_duration
+from analyzer.report.common import human_duration
 from analyzer.sources.follow import Follower, Notice
 from analyzer.sources.source import Source
 from analyzer.watch.history import History

@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from analyzer.errors import ExitCode
 from analyzer.parse.framing import strip_ansi
-from analyzer.report import line_text
+from analyzer.report.common import line_text
 
 if TYPE_CHECKING:
     from analyzer.watch.loop import Verdict, Watch
@@ -18,7 +18,8 @@ import sys
 import time
 from typing import Any, TextIO
 
-from analyzer.report import FormatType, human_duration, render
+from analyzer.report import FormatType, render
+from analyzer.report.common import human_duration
 from analyzer.report.jsonfmt import dumps
 
 # --------------------------------------------------------------------------- outputs

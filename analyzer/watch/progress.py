@@ -10,7 +10,7 @@ from analyzer.analysis.phases import Key
 from analyzer.model import SourceLine, bounded_float
 from analyzer.parse.blocks import line_event
 from analyzer.parse.framing import Framer
-from analyzer.report import human_duration
+from analyzer.report.common import human_duration
 
 DURATION = re.compile(r"^(?:(\d+):)?(\d+):(\d+)$")
 BAR_DETAIL = re.compile(r"\s*\([^)]*\)")  # "Capturing batches (bs=384 avail_mem=12.71 GB)"
