@@ -16,6 +16,7 @@ class ExitCode(IntEnum):
     FAILED = 1  # explain: `--fail-on` matched the verdict; watch: the server failed
     BAD_INPUT = 2  # unusable input, arguments or --rules
     STALLED = 3  # watch: no progress for the stall threshold, or --timeout elapsed
+    INTERRUPTED = 130  # Ctrl-C or SIGTERM: 128 + SIGINT, as shells report it
     INTERNAL = 70  # EX_SOFTWARE: a bug in loglens (reported, never a bare traceback)
 
 

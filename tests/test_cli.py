@@ -412,3 +412,29 @@ def test_piped_explain_is_text_and_json_is_asked_for(tmp_path: Path) -> None:
     assert json.loads(out_json.read_text())["verdict"] == "hang"
     assert loglens("explain", str(log), "-o", str(out_md)).code == 0
     assert out_md.read_text().startswith("### Hang: ")
+
+
+@pytest.mark.parametrize("command", ["explain", "events", "rules", "watch", "report", "redact"])
+def test_help_ends_with_examples_and_exit_codes(command: str) -> None:
+    """Every --help shows runnable examples and the exit codes of `analyzer.errors.ExitCode`;
+    flags carry no `<bool>` type (only typer's own --help does)."""
+    from analyzer.cli.help import EXAMPLES, EXIT_CODES
+
+    got = subprocess.run([sys.executable, "-m", "analyzer", command, "--help"],
+                         capture_output=True, timeout=TIMEOUT, cwd=ROOT, check=False,
+                         env={**os.environ, "COLUMNS": "200", "NO_COLOR": "1"})
+    text = got.stdout.decode()
+    assert got.returncode == 0
+    assert "Examples" in text and "Exit codes:" in text
+    for cmd, _ in EXAMPLES[command]:
+        assert cmd in text
+        assert cmd.split()[:2] == ["loglens", command] or "| loglens " + command in cmd
+    for code, meaning in EXIT_CODES[command]:
+        assert f"{int(code)} {meaning}" in text
+    flags = [line for line in text.splitlines() if "<bool>" in line]
+    assert all("--help" in line or "completion" in line for line in flags), flags
+
+
+def test_shell_completion_script_is_offered() -> None:
+    got = loglens("--show-completion", "bash")
+    assert got.code == 0 and b"_completion()" in got.stdout and b"complete " in got.stdout

@@ -19,6 +19,7 @@ from typing import Annotated, Any
 import typer
 
 from analyzer import api
+from analyzer.cli.help import epilog
 from analyzer.cli.options import Files, Rules, Year, atomic, refuse_inputs, rule_dirs
 from analyzer.cli.report import register as register_report
 from analyzer.cli.watch import register as register_watch
@@ -38,7 +39,7 @@ def _version(value: bool) -> None:
 
 
 app = typer.Typer(
-    add_completion=False, no_args_is_help=True, pretty_exceptions_enable=False,
+    add_completion=True, no_args_is_help=True, pretty_exceptions_enable=False,
     help="Log forensics for LLM serving and distributed GPU jobs (SGLang, vLLM, NCCL, PyTorch).",
 )
 
@@ -59,22 +60,25 @@ def _fail(message: str, code: int = EXIT_BAD_INPUT) -> None:
     raise typer.Exit(code)
 
 
-@app.command()
+@app.command(epilog=epilog("explain"))
 def explain(
     files: Files,
     format: Annotated[FormatType | None, typer.Option(
         "--format", "-f", help="text (the default, also when piped), json, or markdown; "
         "with -o, the file's extension chooses (.json, .md).")] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Short for --format json.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Short for --format json.",
+                                           metavar="")] = False,
     rules: Rules = None,
     fail_on: Annotated[str | None, typer.Option(
+        metavar="VERDICTS",
         help="Comma list of verdicts that make the exit code 1, e.g. crash,hang.")] = None,
-    output: Annotated[Path | None, typer.Option("-o", "--output", help="Write here.")] = None,
+    output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
+                                                help="Write here.")] = None,
     year: Year = None,
-    color: Annotated[bool | None, typer.Option(help="Force colour on/off.")] = None,
+    color: Annotated[bool | None, typer.Option(help="Force colour on/off.", metavar="")] = None,
     redact: Annotated[bool | None, typer.Option(
-        help="Replace secrets, hosts, IPs and user names (default: on for markdown, which is "
-             "made for pasting into a ticket; off for text and json).")] = None,
+        metavar="", help="Replace secrets, hosts, IPs and user names (default: on for "
+             "markdown, which is made for pasting into a ticket; off for text and json).")] = None,
 ) -> None:
     """Root cause, the cascade it started, a per-rank phase timeline, and the fix."""
     fmt = format or (FormatType.JSON if json_out else _format_for(output))
@@ -99,7 +103,7 @@ def explain(
         raise typer.Exit(EXIT_FAIL_ON)
 
 
-@app.command()
+@app.command(epilog=epilog("events"))
 def events(
     files: Files,
     format: Annotated[EventFormat, typer.Option("--format", "-f")] = EventFormat.JSONL,
@@ -201,7 +205,7 @@ class RuleKind(StrEnum):
     MARKER = "marker"
 
 
-@app.command("rules")
+@app.command("rules", epilog=epilog("rules"))
 def list_rules(
     rules: Rules = None,
     kind: Annotated[RuleKind | None, typer.Option(
@@ -261,7 +265,7 @@ register_report(app)
 
 @app.callback()
 def _root(version: Annotated[bool, typer.Option(
-        "--version", "-V", callback=_version, is_eager=True,
+        "--version", "-V", callback=_version, is_eager=True, metavar="",
         help="Print loglens' version and exit.")] = False) -> None:
     """Log forensics for LLM serving and distributed GPU jobs (SGLang, vLLM, NCCL, PyTorch)."""
 

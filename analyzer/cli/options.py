@@ -22,10 +22,11 @@ from analyzer.errors import InputError, UsageError
 
 Files = Annotated[list[str], typer.Argument(help="Log files, .gz files, directories of per-rank "
                                                  "logs, or - for stdin.", show_default=False)]
-Year = Annotated[int | None, typer.Option(help="Year for timestamps that have none (vLLM, "
-                                               "torch); default: from the log or file mtime.")]
+Year = Annotated[int | None, typer.Option(
+    metavar="YEAR",
+    help="Year for timestamps that have none (vLLM, torch); default: from the log or file mtime.")]
 Rules = Annotated[list[Path] | None, typer.Option(
-    "--rules", help="Extra directory of signature/marker TOML files (repeatable).")]
+    "--rules", metavar="DIR", help="Extra directory of signature/marker TOML files (repeatable).")]
 
 
 def rule_dirs(rules: Sequence[Path] | None) -> list[str]:

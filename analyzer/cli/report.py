@@ -20,6 +20,7 @@ from typing import IO, Annotated
 
 import typer
 
+from analyzer.cli.help import epilog
 from analyzer.cli.options import Rules, atomic, refuse_inputs, rule_dirs
 from analyzer.errors import InputError, UsageError
 from analyzer.sources.source import Source
@@ -42,8 +43,8 @@ ReportFiles = Annotated[list[str], typer.Argument(
 
 def register(app: typer.Typer) -> None:
     """Add `report` and `redact` to the `loglens` app."""
-    app.command("report")(report)
-    app.command("redact")(redact)
+    app.command("report", epilog=epilog("report"))(report)
+    app.command("redact", epilog=epilog("redact"))(redact)
 
 
 def report(
@@ -55,7 +56,8 @@ def report(
         "--format", "-f", help="html (one self-contained page) or markdown (a ticket comment)."
     )] = ReportFormat.HTML,
     no_redact: Annotated[bool, typer.Option(
-        "--no-redact", help="Keep hostnames, IPs, user names and tokens (not for sharing).")
+        "--no-redact", metavar="",
+        help="Keep hostnames, IPs, user names and tokens (not for sharing).")
     ] = False,
     rules: Rules = None,
     year: Annotated[int | None, typer.Option(

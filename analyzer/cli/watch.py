@@ -15,6 +15,7 @@ from typing import Annotated
 
 import typer
 
+from analyzer.cli.help import epilog
 from analyzer.cli.options import Rules
 from analyzer.errors import UsageError
 
@@ -28,7 +29,7 @@ HELP = (
 def register(app: typer.Typer) -> None:
     """Add the `watch` command to `app`."""
 
-    @app.command("watch", help=HELP)
+    @app.command("watch", help=HELP, epilog=epilog("watch"))
     def watch_command(
         file: Annotated[str, typer.Argument(help="The server's log file (it may not exist yet).",
                                             show_default=False)],
@@ -46,7 +47,8 @@ def register(app: typer.Typer) -> None:
                  "when a progress bar ticks slowly or earlier starts took longer).",
             min=0)] = None,
         json_out: Annotated[bool, typer.Option(
-            "--json", help="NDJSON: one object per state change, ending with the verdict."
+            "--json", metavar="",
+            help="NDJSON: one object per state change, ending with the verdict."
         )] = False,
         history: Annotated[Path | None, typer.Option(
             help="Where phase durations of earlier starts are kept (default: "
