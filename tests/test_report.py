@@ -397,8 +397,10 @@ def test_markdown_crash_layout() -> None:
     assert f"~~~~text\n{OOM_LINE}\n~~~~" in md
     assert "**Root cause** (line 1297, rank 3" in md
     assert "- **Remediation:** Lower `--mem-fraction-static`" in md
-    assert "| rank | phase | start | duration | progress |" in md
-    assert "| rank 0 (TP0) | load\\_weights | 12:00:00 | 4m12s | 8/8 shards |" in md
+    assert "#### Timeline (2024-05-01, ranks 0-1)" in md  # one job table, not one per rank
+    assert "| phase | start | duration | progress |" in md
+    assert "| load\\_weights | 12:00:00 | 4m12s | 8/8 shards |" in md
+    assert "| **kv\\_cache\\_alloc** | 12:04:13 | 0.8s+ | **✗ failed here (rank 3)** |" in md
     assert "- L1300 · rank 0 · `[2024-05-01 12:04:14 TP0] Received sigquit" in md
     assert "<details><summary>Root cause (L1297)</summary>" in md
     assert f"> 1297  {OOM_LINE}" in md  # line-numbered, marked

@@ -29,8 +29,8 @@ from analyzer.report.common import (
     line_text,
     section,
     timeline_times,
-    who,
 )
+from analyzer.report.timeline import job_timeline, lanes_label
 
 LIMIT = 60_000  # the promise: output length in characters stays below this
 _BUDGET = LIMIT - 5_000  # room for the footer and "cut" notes added after budgeting
@@ -248,37 +248,46 @@ def _phase(last: Mapping[str, Any]) -> str:
 
 
 def _timeline(out: _Out, report: Mapping[str, Any]) -> None:
-    """`| rank | phase | start | duration | progress |`, capped and budgeted."""
-    phases = items(report, "phases")
-    if not phases:
+    """`| phase | start | duration | who | progress |`: the job's phases once, capped."""
+    timeline = job_timeline(report)
+    rows = timeline.rows
+    if not rows:
         return
-    date, starts = timeline_times(phases)
-    title = "#### Timeline" + (f" ({inline(date, 40)})" if date else "") + "\n\n"
-    header = "| rank | phase | start | duration | progress |\n|---|---|---|---:|---|\n"
+    date, starts = timeline_times([{"start": row.start} for row in rows])
+    lanes = sorted({lane for row in rows for lane in row.lanes})
+    bits = [x for x in (inline(date, 40) if date else "",
+                        inline(lanes_label(lanes), CELL_MAX) if lanes else "") if x]
+    title = "#### Timeline" + (f" ({', '.join(bits)})" if bits else "") + "\n\n"
+    whoms = ["" if len(row.lanes) == len(lanes) else lanes_label(row.lanes) for row in rows]
+    if any(whoms):
+        header = "| phase | start | duration | who | progress |\n|---|---|---:|---|---|\n"
+    else:
+        header = "| phase | start | duration | progress |\n|---|---|---:|---|\n"
     if not out.fits(title + header, reserve=_NOTE_ROOM):
         return
     out.add(title + header)
     shown = 0
-    for phase, start in zip(phases[:MAX_PHASES], starts, strict=False):
-        duration = human_duration(phase.get("seconds"))
-        if phase.get("end") is None and duration != "—":
+    for row, start, whom in zip(rows[:MAX_PHASES], starts, whoms, strict=False):
+        duration = human_duration(row.seconds)
+        if row.open and duration != "—":
             duration += "+"
-        cells = [
-            inline(who(phase.get("rank"), phase.get("process")), CELL_MAX),
-            inline(phase.get("phase"), CELL_MAX),
-            inline(start, 40),
-            inline(duration, 20),
-            inline(phase.get("progress") or "", CELL_MAX),
-        ]
-        row = "| " + " | ".join(cells) + " |\n"
-        if not out.fits(row, reserve=_NOTE_ROOM):
+        progress = inline(row.progress or "", CELL_MAX)
+        phase = inline(row.phase, CELL_MAX)
+        if row.state:
+            mark = f"**✗ {row.state} here" + (f" ({inline(row.where, 40)})" if row.where else "")
+            progress = mark + "**" + (f" · {progress}" if progress else "")
+            phase = f"**{phase}**"
+        cells = [phase, inline(start, 40), inline(duration, 20),
+                 *([inline(whom, CELL_MAX)] if any(whoms) else []), progress]
+        line = "| " + " | ".join(cells) + " |\n"
+        if not out.fits(line, reserve=_NOTE_ROOM):
             break
-        out.add(row)
+        out.add(line)
         shown += 1
-    notes = []
-    if shown < len(phases):
-        notes.append(f"{_plural(len(phases) - shown, 'more phase')} not shown")
-    if any(p.get("end") is None and p.get("seconds") is not None for p in phases[:shown]):
+    notes = [inline(n, CELL_MAX) for n in timeline.notes]
+    if shown < len(rows):
+        notes.append(f"{_plural(len(rows) - shown, 'more phase')} not shown")
+    if any(row.open for row in rows[:shown]):
         notes.append("`+`: phase still open at the end of the log")
     out.add("\n" + ("_" + "; ".join(notes) + "._\n\n" if notes else ""))
 

@@ -34,6 +34,7 @@ from analyzer.report.common import (
     timeline_times,
     who,
 )
+from analyzer.report.timeline import job_timeline, lanes_label
 
 VERDICT_STYLE = {"crash": "red", "hang": "red", "healthy": "green", "in_progress": "yellow"}
 
@@ -42,8 +43,7 @@ LINE_TEXT_MAX = 200  # symptoms, warnings, excerpt lines
 PROSE_MAX = 600  # summary / remediation written by the knowledge base
 REASON_MAX = 120  # why a symptom belongs to the cascade
 MAX_CHILDREN = 25  # cascade children before "… and N more"
-MAX_TIMELINES = 8  # rank/process tables
-MAX_PHASES = 30  # rows per timeline table
+MAX_PHASES = 30  # timeline rows
 MAX_WARNINGS = 15  # non-benign warnings shown
 MAX_BENIGN = 10  # benign warnings shown
 MAX_CONTEXT = 20  # excerpt lines shown
@@ -280,96 +280,45 @@ def _last_activity(report: Mapping[str, Any]) -> list[RenderableType]:
 
 
 def _timeline(report: Mapping[str, Any]) -> list[RenderableType]:
-    """One table per rank/process: which phases ran, when, and for how long."""
-    phases = items(report, "phases")
-    if not phases:
+    """One table for the job: each phase once, the failing phase marked, laggards named."""
+    timeline = job_timeline(report)
+    rows = timeline.rows
+    if not rows:
         return []
-    groups: dict[tuple[str, str], list[Mapping[str, Any]]] = {}
-    for phase in phases:
-        key = (repr(phase.get("rank")), repr(phase.get("process")))
-        groups.setdefault(key, []).append(phase)
-    date, _ = timeline_times(phases)
-    note = f"times on {date}" if date else ""
+    date, starts = timeline_times([{"start": row.start} for row in rows])
+    lanes = sorted({lane for row in rows for lane in row.lanes})
+    note = " · ".join(x for x in (f"times on {date}" if date else "",
+                                   lanes_label(lanes) if lanes else "") if x)
     out: list[RenderableType] = [_title("Timeline", note)]
-    open_phase = False
-    merged = _merge_identical(list(groups.values()))
-    for index, (labels, rows) in enumerate(merged[:MAX_TIMELINES]):
-        label = labels
-        if index:
-            out.append(Text(""))
-        table = Table(
-            title=None if label == "—" else label,
-            title_justify="left",
-            title_style="bold",
-            box=box.SIMPLE_HEAD,
-            show_edge=False,
-            pad_edge=False,
-        )
-        table.add_column("phase", overflow="fold")
-        table.add_column("start", no_wrap=True)
-        table.add_column("duration", justify="right", no_wrap=True)
-        table.add_column("progress", overflow="fold")
-        _, starts = timeline_times(rows)
-        for phase, start in zip(rows[:MAX_PHASES], starts, strict=False):
-            duration = human_duration(phase.get("seconds"))
-            if phase.get("end") is None and duration != "—":
-                duration += "+"
-                open_phase = True
-            table.add_row(
-                Text(line_text(phase.get("phase"), 80)),
-                Text(start),
-                Text(duration),
-                Text(line_text(phase.get("progress") or "", 80)),
-            )
-        if len(rows) > MAX_PHASES:
-            table.caption = f"… and {len(rows) - MAX_PHASES:,} more phases"
-            table.caption_justify = "left"
-        out.append(_indent(table))
-    if len(merged) > MAX_TIMELINES:
-        more = len(merged) - MAX_TIMELINES
-        out.append(
-            _indent(Text(f"… and {more:,} more ranks/processes (see --format json)", style="dim"))
-        )
-    if open_phase:
+    table = Table(box=box.SIMPLE_HEAD, show_edge=False, pad_edge=False)
+    table.add_column("phase", overflow="fold")
+    table.add_column("start", no_wrap=True)
+    table.add_column("duration", justify="right", no_wrap=True)
+    whoms = ["" if len(row.lanes) == len(lanes) else lanes_label(row.lanes) for row in rows]
+    if any(whoms):  # which lanes, only where not every lane went through the phase
+        table.add_column("who", overflow="fold")
+    table.add_column("progress", overflow="fold")
+    for row, start, whom in zip(rows[:MAX_PHASES], starts, whoms, strict=False):
+        duration = human_duration(row.seconds)
+        if row.open and duration != "—":
+            duration += "+"
+        progress = Text(line_text(row.progress or "", 80))
+        if row.state:
+            mark = f"✗ {row.state} here" + (f" ({row.where})" if row.where else "")
+            progress = Text(mark, style="bold red") + (Text(" · ") + progress
+                                                       if row.progress else Text(""))
+        cells = [Text(line_text(row.phase, 80), style="bold red" if row.state else ""),
+                 Text(start), Text(duration), *([Text(whom)] if any(whoms) else []), progress]
+        table.add_row(*cells)
+    if len(rows) > MAX_PHASES:
+        table.caption = f"… and {len(rows) - MAX_PHASES:,} more phases (see --format json)"
+        table.caption_justify = "left"
+    out.append(_indent(table))
+    for line in timeline.notes:
+        out.append(_indent(Text(line, style="yellow")))
+    if any(row.open for row in rows[:MAX_PHASES]):
         out.append(_indent(Text("+ phase still open at the end of the log", style="dim")))
     return out
-
-
-def _merge_identical(groups: list[list[Mapping[str, Any]]]
-                     ) -> list[tuple[str, list[Mapping[str, Any]]]]:
-    """Ranks that went through the same phases at the same times share one table: eight
-    identical TP ranks read better as "ranks 0-7" than as eight copies."""
-    merged: dict[tuple[Any, ...], list[list[Mapping[str, Any]]]] = {}
-    for rows in groups:
-        key = tuple((r.get("phase"), r.get("start"), r.get("end"), r.get("progress"))
-                    for r in rows)
-        merged.setdefault(key, []).append(rows)
-    out = []
-    for members in merged.values():
-        firsts = [m[0] for m in members]
-        if len(members) == 1:
-            out.append((who(firsts[0].get("rank"), firsts[0].get("process")), members[0]))
-            continue
-        ranks = [f.get("rank") for f in firsts]
-        if all(isinstance(r, int) for r in ranks):
-            label = "ranks " + _ranges(sorted(int(r) for r in ranks if isinstance(r, int)))
-        else:
-            label = ", ".join(who(f.get("rank"), f.get("process")) for f in firsts)
-        out.append((label, members[0]))
-    return out
-
-
-def _ranges(numbers: list[int]) -> str:
-    parts: list[str] = []
-    start = prev = numbers[0]
-    for n in [*numbers[1:], None]:
-        if n is not None and n == prev + 1:
-            prev = n
-            continue
-        parts.append(f"{start}" if start == prev else f"{start}-{prev}")
-        if n is not None:
-            start = prev = n
-    return ", ".join(parts)
 
 
 def _warnings(report: Mapping[str, Any]) -> list[RenderableType]:
