@@ -43,6 +43,7 @@ def test_each_phase_once_in_time_order_with_the_failing_phase_marked() -> None:
     tl = job_timeline(report(SEED, root=SEED_ROOT, last="kv_cache_alloc"))
     assert [r.phase for r in tl.rows] == ["launch", "dist_init", "weight_load", "kv_cache_alloc"]
     launch, dist, weights, kv = tl.rows
+    assert dist.seconds == 5.0 and dist.lanes == weights.lanes
     assert launch.seconds == 11.0  # until dist_init began: no "—" for the launcher
     assert weights.seconds == 312.0 and weights.lanes == [f"rank {k}" for k in range(8)]
     assert weights.progress == "Loading safetensors checkpoint shards: 64/64"  # no 0 s copy

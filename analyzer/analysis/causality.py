@@ -469,7 +469,7 @@ RULES: tuple[Rule, ...] = (resolved_failures, unreturned_nccl_warnings, explaine
                            before_success, after_success, earlier_attempts)
 
 
-def survived(findings: list[Finding], alive_after: Callable[[int], int],
+def survived(findings: list[Finding], alive_after: Callable[[int, str | None], int],
              ready_after: Callable[[Finding], bool]) -> list[Finding]:
     """Signal: the server reached ready, or kept serving requests successfully, after an error.
     Why: an error the process outlived (a failed request, a retried download, an optional
@@ -486,7 +486,7 @@ def survived(findings: list[Finding], alive_after: Callable[[int], int],
         if any(d >= f.line for d in deaths) and not ready_after(f):
             continue  # the program said its engine died after it: what answers later (an
             # API server's /health, its stats loop) is not the engine outliving it
-        if ready_after(f) or alive_after(f.line) >= SURVIVED_AFTER:
+        if ready_after(f) or alive_after(f.line, f.timestamp) >= SURVIVED_AFTER:
             f.kind, f.tier = "nonfatal", 8
             f.reason = "the server kept running after it (ready or serving lines follow)"
             out.append(f)
@@ -509,7 +509,7 @@ def choose_root(findings: Sequence[Finding], *, by_time: bool = False) -> Findin
     return None
 
 
-def last_resort(findings: Sequence[Finding], alive_after: Callable[[int], int],
+def last_resort(findings: Sequence[Finding], alive_after: Callable[[int, str | None], int],
                 ready_after: Callable[[int], bool], *, went_on: Callable[[Finding], bool],
                 ready: bool = False) -> Finding | None:
     """Signal: no line states a primary error or a stand-in, yet a line states a consequence
@@ -536,7 +536,7 @@ def last_resort(findings: Sequence[Finding], alive_after: Callable[[int], int],
             continue  # a wait, read by the repeated-wait rule
         if f.block is None and f.level not in ("error", "critical"):
             continue  # teardown chatter at WARNING level (NCCL's proxy thread at exit)
-        if ready_after(f.line) or alive_after(f.line) >= SURVIVED_AFTER:
+        if ready_after(f.line) or alive_after(f.line, f.timestamp) >= SURVIVED_AFTER:
             continue
         f.reason = ("the earliest consequence in the log: no line states the error that "
                     "caused it")

@@ -58,6 +58,7 @@ class PhaseTracker:
     hits: list[tuple[str, int]] = field(default_factory=list)  # (marker id, line)
     ready_containers: list[tuple[int, str]] = field(default_factory=list)  # (line, container)
     # of each ready marker a container wrapper names: did a restarted container come up?
+    alive_times: dict[int, str] = field(default_factory=dict)  # alive line -> its timestamp
     alive: deque[int] = field(default_factory=lambda: deque(maxlen=ALIVE_KEEP))  # the last
     # lines showing a healthy server (ready, successful serving): did it outlive an error?
     activity_line: int = 0  # the last line that showed progress of any kind
@@ -119,7 +120,7 @@ class PhaseTracker:
                 self.ready_containers.append((ev.line_start, container))
         if marker.edge == "serving" and marker.is_poll(groups):
             if marker.alive(groups):
-                self.alive.append(ev.line_start)  # it answers: alive, but serving nothing yet
+                self._note_alive(ev)  # it answers: alive, but serving nothing yet
                 if "vllm" in self.server_systems and "sglang" not in self.server_systems:
                     # vLLM's API server listens only once its engine is up: an answered
                     # probe is a server that is serving (SGLang answers them before its
@@ -131,7 +132,7 @@ class PhaseTracker:
         if marker.says_done(groups):
             self.done_line = self.done_line or ev.line_start
         if marker.alive(groups):
-            self.alive.append(ev.line_start)
+            self._note_alive(ev)
             if marker.phase == "training" and ev.kind != "progress":
                 self.step_done = True  # a loss line, a step's log (a bar says its count)
         spans = self.spans.setdefault(key, [])
@@ -167,9 +168,22 @@ class PhaseTracker:
         return next((ln for ln, c in self.ready_containers if ln > line and c == container),
                     None)
 
-    def alive_after(self, line: int) -> int:
-        """How many ready/successful-serving lines came after `line` (at most ALIVE_KEEP)."""
-        return sum(1 for a in self.alive if a > line)
+    def _note_alive(self, ev: Event) -> None:
+        self.alive.append(ev.line_start)
+        if ev.timestamp:
+            self.alive_times[ev.line_start] = ev.timestamp
+        if len(self.alive_times) > 4 * ALIVE_KEEP:
+            kept = set(self.alive)
+            self.alive_times = {k: v for k, v in self.alive_times.items() if k in kept}
+
+    def alive_after(self, line: int, since: str | None = None) -> int:
+        """How many ready/successful-serving lines came after `line` (at most ALIVE_KEEP).
+
+        With `since` (the error's timestamp), a line stamped earlier does not count: it is
+        later in the file but not in time, as when a paste puts a second process's log (a
+        PD decode server's) after the first's error."""
+        return sum(1 for a in self.alive if a > line and not (
+            since and (ts := self.alive_times.get(a)) and ts[:19] < since[:19]))
 
     def note_alive(self, lines: Iterable[int]) -> None:
         """Serving lines the fast path summarised instead of feeding: merged by line number
