@@ -225,6 +225,30 @@ def test_a_rule_without_a_literal_still_gets_every_line(tmp_path: Path) -> None:
     assert report["root_cause"]["signature"] == "mine.lookahead"
 
 
+def test_coloured_training_steps_are_seen_as_training(tmp_path: Path) -> None:
+    """The prefilter matches lines as framing reads them, without ANSI colours: torchtitan
+    colours each metric of its step line (`step:  1  \\x1b[32mloss: 12.4`), where the
+    training marker's `\\bloss` could not match the raw text, so the fast path never saw
+    training start and put a launcher-reported death in dist_init (b37's torchtitan run)."""
+    lines = ["[rank0]:[titan] 2026-05-22 18:51:01,000 - root - INFO - Starting job: Qwen3",
+             "[rank0]:[titan] 2026-05-22 18:51:02,000 - root - INFO - Building 1-D device mesh",
+             "[rank0]:[titan] 2026-05-22 18:52:00,852 - root - INFO - Training starts at step 1"]
+    lines += [f"[rank0]:[titan] 2026-05-22 18:52:{i + 10:02d},184 - root - INFO - \x1b[31mstep: "
+              f"{i + 1:2d}  \x1b[32mloss: {12 - i * 0.5:.5f}  \x1b[34mtps: 2,578\x1b[39m"
+              for i in range(8)]
+    lines += ["E0522 18:53:05.000000 1005483 torch/distributed/elastic/multiprocessing/api.py:"
+              "874] failed (exitcode: -6) local_rank: 6 (pid: 1005501) of binary: /usr/bin/python"]
+    log = tmp_path / "titan.log"
+    log.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    fast = api.explain([str(log)], excerpts=False, fast=True)
+    full = api.explain([str(log)], excerpts=False, fast=False)
+    assert "training" in {p["phase"] for p in full["phases"]}
+    assert _answer(fast) == _answer(full)
+    raw = pl.Series(lines)
+    assert prefilter.visible(raw).str.contains("\x1b", literal=True).sum() == 0
+    assert prefilter.visible(raw).len() == raw.len()
+
+
 def test_minimal_literals_select_the_same_lines() -> None:
     assert prefilter._minimal({"ab", "abc", "b", "cd", "xcdx"}) == {"b", "cd"}
 

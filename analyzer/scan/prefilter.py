@@ -33,6 +33,7 @@ from analyzer.knowledge import NAMED_GROUP, Knowledge, Marker, knowledge_files
 from analyzer.knowledge import load as load_knowledge
 from analyzer.knowledge.index import contained, required_literals
 from analyzer.model import SourceLine
+from analyzer.parse.framing import ANSI
 from analyzer.sources.prefetch import prefetched
 
 if TYPE_CHECKING:  # imported where used: the parent of a producer process never needs it
@@ -279,13 +280,26 @@ def _edge(lines: pl.Series, pattern: str, taken: pl.Series, *, last: bool, k: in
         size *= 8
 
 
-def classify(first: int, lines: pl.Series, knowledge: Knowledge | Patterns) -> Batch:
+RUST_ANSI = ANSI.pattern  # framing's expression; Rust reads it the same (no lookaround)
+
+
+def visible(lines: pl.Series) -> pl.Series:
+    """The lines as framing reads them: without ANSI colours, which sit inside a message (a
+    torchtitan `step:  1  \\x1b[32mloss: 12.3`) where a marker's `\\b` or a literal would miss
+    them. Same rows in the same order; a batch without ESC costs one memchr scan."""
+    if not lines.str.contains("\x1b", literal=True).any():
+        return lines
+    return lines.str.replace_all(RUST_ANSI, "")
+
+
+def classify(first: int, raw: pl.Series, knowledge: Knowledge | Patterns) -> Batch:
     """Choose the lines of a batch that the full path must see."""
     import polars as pl
 
     pats = knowledge if isinstance(knowledge, Patterns) else patterns(knowledge)
     if pats is None:
         raise ValueError("this knowledge cannot be prefiltered; use the full path")
+    lines = visible(raw)  # matched; the texts handed on are the raw lines (framing strips)
     full_mask = lines.str.contains(pats.full)
     wanted = set(full_mask.arg_true().to_list())
     head = _edge(lines, pats.sampled, full_mask, last=False)
@@ -315,8 +329,8 @@ def classify(first: int, lines: pl.Series, knowledge: Knowledge | Patterns) -> B
     need.update(i - 1 for i in full if i)
     need.add(len(lines) - 1)
     order = sorted(need)
-    texts = dict(zip(order, lines.gather(order).to_list(), strict=True)) if order else {}
-    return Batch(first, len(lines), full, alive, texts, lines, edges, literals)
+    texts = dict(zip(order, raw.gather(order).to_list(), strict=True)) if order else {}
+    return Batch(first, len(lines), full, alive, texts, raw, edges, literals)
 
 
 def classified(batches: Iterator[tuple[int, pl.Series]], knowledge: Knowledge | Patterns,
