@@ -104,22 +104,26 @@ def events(paths: Sequence[str] | Sequence[Source], year: int | None = None,
 
 
 def explain(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = (),
-            year: int | None = None, excerpts: bool = True, fast: bool = True
+            year: int | None = None, excerpts: bool = True, fast: bool | None = None
             ) -> dict[str, Any]:
     """Analyse the inputs and return the explain report (the JSON contract).
 
     `paths` may be sources opened already (the post-mortem reads them twice). `fast=False`
-    puts every line on the full path (the reference the fast path is tested against); the
-    answers are the same.
+    puts every line on the full path (the reference the fast path is tested against), `True`
+    prefilters whatever the size; the default prefilters only inputs worth it. The answers
+    are the same.
     """
     sources = _opened(paths)
     remote = None
-    if fast and sources and producer.wanted(sources[0]):  # starts now: overlaps our start-up
+    if fast is not False and sources and producer.wanted(sources[0]):  # a big file: starts
         remote = producer.take(sources[0], rules) or producer.RemoteBatches(sources[0], rules)
+        # now, to overlap our start-up
     try:
         inputs = _with_years(sources, year)
+        if fast is None:  # after the sniff, which reads a short stream to its end
+            fast = worth_prefiltering(sources)
         knowledge = load_knowledge(rules)
-        if prefilter.patterns(knowledge) is None:
+        if fast and prefilter.patterns(knowledge) is None:
             fast = False
     except BaseException:
         if remote is not None:
@@ -151,6 +155,22 @@ def explain(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = (
     finally:
         for inp in inputs:
             producer.release(inp.source)
+
+
+PREFILTER_BYTES = 4 << 20  # below this, building the prefilter's unions costs more than it saves
+
+
+def worth_prefiltering(sources: Sequence[Source]) -> bool:
+    """Whether the prefilter pays for itself. Building its patterns (and importing polars)
+    costs ~0.3 s once; the full path reads a pasted log of a few thousand lines in ~0.02 s.
+    An input of unknown size (a stream not yet read to its end) may be endless: prefiltered."""
+    total = 0
+    for src in sources:
+        size = src.size_hint()
+        if size is None:
+            return True
+        total += size
+    return total >= PREFILTER_BYTES
 
 
 def _root_dict(root: Finding, analyzer: Analyzer, phase: str | None) -> dict[str, Any]:

@@ -15,6 +15,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Protocol, TypeVar
 
+from analyzer.cache import pickled
 from analyzer.errors import RulesError
 from analyzer.knowledge.facts import Fact, fact
 from analyzer.knowledge.index import LiteralIndex, LiteralScanner, required_literals
@@ -382,6 +383,13 @@ def load(extra_dirs: Sequence[str] = ()) -> Knowledge:
 
 @cache
 def _load(extra_dirs: tuple[str, ...]) -> Knowledge:
+    """From the cache directory while the files (and this package's code) are unchanged."""
+    files = _files([knowledge_dir(), *(Path(d) for d in extra_dirs)])
+    code = sorted(Path(__file__).parent.glob("*.py"))
+    return pickled("knowledge", [*files, *code], lambda: _build(extra_dirs), Knowledge)
+
+
+def _build(extra_dirs: tuple[str, ...]) -> Knowledge:
     sigs: dict[str, Signature] = {}
     markers: dict[str, Marker] = {}
     hints: list[FrameHint] = []

@@ -35,6 +35,7 @@ from analyzer.model import SourceLine
 from analyzer.sources.prefetch import prefetched
 
 MAX_LINE_CHARS = 1_000_000  # longer lines are cut to this many chars; truncated=True
+GZIP_RATIO = 10  # text logs deflate about this much (NCCL INFO floods more, tracebacks less)
 CHUNK_BYTES = 1 << 20  # read size: big enough to amortise syscalls, small enough to bound memory
 SERIES_BYTES = 16 << 20  # the fast path's batch: polars splits and classifies this much at once
 SNIFF_BYTES = 64 * 1024  # how much of the (decompressed) start decides "is this text?"
@@ -342,6 +343,23 @@ class Source:
                 raw = raw[:-1]
             out.append(self._line(0, raw, cut=False).text)
         return out
+
+    def size_hint(self) -> int | None:
+        """About how many bytes of text the input holds, where that is known without reading
+        it: a regular file's size (a gzip file's times GZIP_RATIO), a stream's once it has
+        been read to its end (a paste on stdin, read whole by the sniff). None: unknown."""
+        if self._spool is not None:
+            return self._spool.size if self._spool.ended else None
+        if self.path is None:
+            return None
+        try:
+            if not self.path.is_file():
+                return None
+            size = self.path.stat().st_size
+        except OSError:
+            return None
+        gz = self._gzipped or self.path.suffix in (".gz", ".tgz")
+        return size * GZIP_RATIO if gz else size
 
     def mtime_year(self) -> int | None:
         """The year the file was last written: completes timestamps that carry no year."""
