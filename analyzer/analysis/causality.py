@@ -30,6 +30,7 @@ class Context:
     launch_lines: Sequence[int] = ()  # where a server or job printed its start banner
     nccl_returns: Sequence[tuple[str | None, int]] = ()  # (process, line) of NCCL's
     # error-return trace lines ("NCCL INFO init.cc:1248 -> 3")
+    nccl_inits: Sequence[tuple[str, int]] = ()  # (process, line) of "... - Init COMPLETE"
 
 
 Rule = Callable[[list[Finding], Context], None]
@@ -109,11 +110,47 @@ def unreturned_nccl_warnings(findings: list[Finding], ctx: Context) -> None:
                     f"error returned from line {origin.line} is what failed)")
 
 
+def nccl_warnings_init_went_past(findings: list[Finding], ctx: Context) -> None:
+    """Signal: an NCCL WARN of a process, with no error returned after it, and later the same
+    process's communicator reports "Init COMPLETE". Why: NCCL warns and falls back (a network
+    plugin that fails to load, aws-ofi-nccl or a SHARP/CollNet plugin, leaves it on sockets;
+    a topology probe fails) and goes on; a WARN it did not go past is followed by an error
+    return and no completed init. Example: deepspeed-zero3-offload-p4d-aws-ofi-nccl-init-failed-
+    socket-fallback-in-progress (b38)."""
+    if not ctx.nccl_inits:
+        return
+    first_init: dict[str, list[int]] = {}
+    for writer, line in ctx.nccl_inits:
+        first_init.setdefault(writer, []).append(line)
+    returns: dict[str | None, list[int]] = {}
+    for process, line in ctx.nccl_returns:
+        returns.setdefault(process, []).append(line)
+    for f in findings:
+        if ("NCCL WARN" not in f.clean or f.block_start is not None or f.tier > 2
+                or f.resolved or f.process is None or f.process not in first_init):
+            continue
+        inits = first_init[f.process]
+        i = bisect.bisect_right(inits, f.line)
+        if i == len(inits):
+            continue  # no init completed after it
+        back = returns.get(f.process, [])
+        j = bisect.bisect_right(back, f.line)
+        if j < len(back) and back[j] - f.line <= NCCL_RETURN_GAP:
+            continue  # an error was returned from it: the unreturned-warnings rule decides
+        f.kind, f.tier = "nonfatal", 8
+        f.reason = (f"an NCCL warning its process went past: its communicator reported Init "
+                    f"COMPLETE after it (line {inits[i]})")
+
+
 REQUEST_SITE = re.compile(r"[\[ ](?:serving(?:_\w+)?|api_server|protocol)\.py:\d+\]")  # logger site
 # (newer vLLM logs request errors from serving.py: "[serving.py:220] Error with model")
 # "for request chatcmpl-96075...": an error line that names the one request it is about
 REQUEST_ID = re.compile(r"\brequest (?:id )?[\"']?(?:chatcmpl|cmpl|req|embd)-[0-9a-f]{6}")
 RESTATE_WINDOW = 8  # lines before a traceback where its error may have been stated first
+# a C++ library's source site and function in an exception's message ("oneCCL: global.cpp:150
+# getenv_local_coord: EXCEPTION: ..."): the library logged the same site when it raised,
+# however far before the traceback and from whichever process (b38's Aurora oneCCL run)
+NATIVE_SITE = re.compile(r"\b[\w/.-]+\.(?:cpp|cc|cu|cxx|hpp|c|h):\d+ [A-Za-z_]\w+")
 WORD = re.compile(r"[A-Za-z][A-Za-z_]{2,}")
 COMMON = frozenset({"error", "the", "and", "for", "with", "from", "this", "that", "exception",
                     "runtimeerror", "valueerror", "traceback", "most", "recent", "call", "last",
@@ -154,8 +191,10 @@ def restated_errors(findings: list[Finding], ctx: Context) -> None:
     exception is listed as the same event.
     Example: vllm-rocm-gfx1151-hip-invalid-device-function-rope-init."""
     for s in findings:
-        if s.role != "statement" or s.block_start is None or s.tier > 2 or s.resolved:
+        if s.role != "statement" or s.block is None or s.tier > 2 or s.resolved:
             continue
+        start = s.block_start if s.block_start is not None else s.line  # (None: a blank line
+        # cut the exception off its frames, as a paste does)
         said = _words(_exception_message(s))
         bare = None  # a statement with no message ("AssertionError") is restated by its type
         if len(said) < 2:
@@ -164,19 +203,23 @@ def restated_errors(findings: list[Finding], ctx: Context) -> None:
                 continue
             name = re.escape(m.group().rsplit(".", 1)[-1])  # its repr, not a `raise` line
             bare = re.compile(rf"(?<!raise )(?<![\w.]){name}(?:\(|:|\s*$)")
+        site = NATIVE_SITE.search(_exception_message(s))
         for p in findings:
             if p is s or p.block == s.block or p.source != s.source or p.resolved \
                     or p.role == "statement":  # another traceback: a repeat, not a statement
                 continue
-            if not (s.block_start - RESTATE_WINDOW <= p.line < s.block_start):
-                continue
-            if p.tier > 2 or _other_writer(p, s):
-                continue
-            if bare is not None:  # a log line of its own naming the type, not a frame
-                if p.block is not None or not bare.search(p.clean):
+            sited = (site is not None and p.line < start and p.tier <= 2
+                     and p.block is None and site.group() in p.clean)
+            if not sited:  # (sited: the C++ site the exception quotes, logged by the library)
+                if not (start - RESTATE_WINDOW <= p.line < start):
                     continue
-            elif len(said & _words(p.clean)) * 2 < len(said):
-                continue
+                if p.tier > 2 or _other_writer(p, s):
+                    continue
+                if bare is not None:  # a log line of its own naming the type, not a frame
+                    if p.block is not None or not bare.search(p.clean):
+                        continue
+                elif len(said & _words(p.clean)) * 2 < len(said):
+                    continue
             if s.sig is not None and p.sig is None:
                 # the exception is the specific statement; the line before it is a handler's
                 # message about it ("Failed to load model - not enough GPU memory ...")
@@ -235,16 +278,49 @@ def logged_and_went_on(findings: list[Finding], ctx: Context) -> None:
     exception caught it; a process that then goes on (an agent loop that could not parse one
     answer, a worker that skips one item) survived it. A process that dies prints nothing
     ordinary after its last words (teardown lines are not counted).
+    The same exception (or a traceback cut off in the same frames) in another process, one
+    whose output ends soon after (a paste cut there) or whose logger head was lost among
+    interleaved lines, is the same caught exception: the code that caught it once catches
+    it in every worker (b38's GUI-agent rollouts: three workers, the log cut in the third).
     Examples: mixed-verl-qwen3vl-gui-agent-resume-step200-vllm-http-rollout-extract-error-healthy,
     mixed-verl-vllm-qwen3-vl-agent-loop-grpo-reward-parse-errors-healthy."""
+    survived: dict[str, int] = {}  # the shape of an exception a process survived -> its pid
+    pending: list[Finding] = []
     for f in findings:
-        if f.tier > 2 or f.resolved or not f.logged or f.pid is None or f.role != "statement":
+        if f.tier > 2 or f.resolved or f.pid is None or f.role not in ("statement", "cut"):
+            continue
+        if f.role == "cut":
+            pending.append(f)
             continue
         later = ctx.writer_lines.get((f.source, f.pid))
-        if later is not None and later > (f.block_end or f.line) + 1:
+        if not f.logged:
+            pending.append(f)  # (its logger's head may be lost in an interleaving)
+        elif later is not None and later > (f.block_end or f.line) + 1:
             f.kind, f.tier = "nonfatal", 8
             f.reason = (f"logged by the program, and the same process (pid {f.pid}) went on "
                         f"printing (line {later}): it caught the exception and survived it")
+            for shape in _exception_shapes(f):
+                survived.setdefault(shape, f.pid)
+        else:
+            pending.append(f)
+    for f in pending:
+        pid = next((survived[k] for k in _exception_shapes(f) if k in survived), None)
+        if pid is not None and pid != f.pid:
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = (f"logged by the program, as the same exception was in process {pid}, "
+                        "which went on: caught, not fatal")
+
+
+def _exception_shapes(f: Finding) -> set[str]:
+    """What identifies the same `raise` in two workers: the exception's type and the first
+    words of its message, numbers masked ("ValueError: step 0 - extract action failed
+    from: <answer>"), and the innermost frames of its stack (all a cut traceback has)."""
+    shapes = {"stack: " + " < ".join(f.frames[-3:])} if f.frames else set()
+    if f.role == "statement":
+        m = EXC_NAME.search(f.clean)
+        words = DIGITS.sub("0", _exception_message(f)).split()[:6]
+        shapes.add(f"{m.group() if m is not None else ''}: {' '.join(words)}")
+    return shapes
 
 
 # blocks a native crash handler prints (faulthandler, C++ terminate, a native backtrace)
@@ -463,7 +539,8 @@ def earlier_attempts(findings: list[Finding], ctx: Context) -> None:
                     "one the log ends in")
 
 
-RULES: tuple[Rule, ...] = (resolved_failures, unreturned_nccl_warnings, explained_failures,
+RULES: tuple[Rule, ...] = (resolved_failures, unreturned_nccl_warnings,
+                           nccl_warnings_init_went_past, explained_failures,
                            restated_errors, repeated_by_one_process, periodic_reports,
                            stopped, request_scoped, test_verdicts, logged_and_went_on,
                            before_success, after_success, earlier_attempts)

@@ -90,6 +90,8 @@ class Analyzer:
     warnings: dict[str, dict[str, Any]] = field(default_factory=dict)
     nccl_ranks: dict[str, int] = field(default_factory=dict)  # "host:pid" -> rank
     nccl_returns: list[tuple[str | None, int]] = field(default_factory=list)  # (process, line)
+    nccl_inits: list[tuple[str, int]] = field(default_factory=list)  # (process, line) of
+    # "comm 0x.. rank 3 nranks 8 ... - Init COMPLETE": that process's communicator came up
     known_events: int = 0  # lines that name a system loglens knows (KNOWN_TEXT), up to 1
     ordinary: int = 0  # ordinary lines so far (fed or skipped): did the job go on after a line?
     writer_lines: dict[tuple[str, int], int] = field(default_factory=dict)  # (source, pid) ->
@@ -132,6 +134,7 @@ class Analyzer:
             self.plain_lines += len(ev.lines)
         self._nccl_rank(ev)
         self._nccl_return(ev)
+        self._nccl_init(ev)
         if ev.kind == "config":
             for key in ("server_args", "args"):
                 if isinstance(ev.fields.get(key), dict):
@@ -245,6 +248,7 @@ class Analyzer:
         return [Finding(line=ev.lines[last], text=ev.raw[last], clean=ev.clean[last],
                         kind="symptom", tier=2, category="other", rank=ev.rank_number(),
                         process=ev.process, timestamp=ev.timestamp, source=ev.source,
+                        pid=ev.pid, frames=stack_of(ev),
                         event_kind=ev.kind, role="cut", block_start=ev.line_start,
                         reason="the last line of a traceback cut off before its exception "
                                "line: nothing before it says what failed")]
@@ -255,6 +259,11 @@ class Analyzer:
         if " -> " in ev.message and NCCL_RETURN.search(ev.message) \
                 and len(self.nccl_returns) < MAX_NCCL_RETURNS:
             self.nccl_returns.append((ev.process, ev.line_start))
+
+    def _nccl_init(self, ev: Event) -> None:
+        if ev.process and "Init COMPLETE" in ev.message \
+                and len(self.nccl_inits) < MAX_NCCL_RETURNS:
+            self.nccl_inits.append((ev.process, ev.line_start))
 
     def _nccl_rank(self, ev: Event) -> None:
         """A process's rank, told once by its own line: NCCL's comm init, vLLM's rank
@@ -291,6 +300,7 @@ class Analyzer:
         ph.last_line[key] = (ev.line_end, ev.timestamp, ev.raw[-1])
         self._nccl_rank(ev)
         self._nccl_return(ev)
+        self._nccl_init(ev)
         self.skipped += 1
         return True
 
@@ -329,7 +339,8 @@ class Analyzer:
                       exit_line=self.exit_line if single else None,
                       writer_lines=self.writer_lines,
                       launch_lines=tuple(ph.launch_lines) if single else (),
-                      nccl_returns=tuple(self.nccl_returns) if single else ())
+                      nccl_returns=tuple(self.nccl_returns) if single else (),
+                      nccl_inits=tuple(self.nccl_inits) if single else ())
         for rule in RULES:
             rule(findings, ctx)
         single_input = self.input_index == 0
@@ -475,6 +486,18 @@ class Analyzer:
                         "a process stopped responding")
         return first
 
+    def _relaunched_since_up(self) -> bool:
+        """Whether a launch began after the last line that showed the server up (a launch
+        banner, or the launch phase of a process that started then)."""
+        ph = self.phases
+        up = [line for line in (ph.ready_line, ph.serving_line) if line is not None]
+        last_up = max([*up, *ph.alive], default=None)
+        if last_up is None:
+            return False
+        return any(line > last_up for line in ph.launch_lines) or any(
+            span.phase == "launch" and span.start_line > last_up
+            for spans in ph.spans.values() for span in spans)
+
     def _no_error_verdict(self) -> tuple[str, Finding | None, bool]:
         ph = self.phases
         waiting = self._repeated_wait()
@@ -485,6 +508,9 @@ class Analyzer:
             # answers so until its warmup is done; a user's wait loop polls exactly this)
             return "in_progress", None, False
         if ph.ready_line is not None or ph.serving_line is not None or ph.done_line is not None:
+            if ph.done_line is None and ph.open_startup_phase() and self._relaunched_since_up():
+                return "in_progress", None, False  # it came up, then started again (a
+                # restart after a reboot, a container restart) and is starting still
             return "healthy", None, False  # ready, serving, or the job said it finished
         if ph.server_seen and ph.furthest() in HANG_PHASES and len(ph.last_line) >= 2 \
                 and self._silent_in_init():

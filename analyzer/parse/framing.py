@@ -40,14 +40,26 @@ LEVEL_WORDS = {
 }
 SEVERITY_LETTERS = {"F": "critical", "E": "error", "W": "warning", "I": "info", "V": "debug",
                     "D": "debug"}
+CCL_LEVELS = {"CCL_ERROR": "error", "CCL_FATAL": "critical", "CCL_WARN": "warning",
+              "CCL_INFO": "info", "CCL_DEBUG": "debug", "CCL_TRACE": "debug"}
 TAG_SYSTEMS = {"gloo": "torch", "c10d": "torch"}  # others: the writer decides (process, ...)
 RANK_KEYS = {"TP": "tp", "DP": "dp", "PP": "pp", "EP": "ep", "ATTN_CP": "cp", "CP": "cp",
              "MOE_DP": "moe_dp", "PCP": "cp", "DCP": "dcp"}
 
 
+# a colour code whose ESC a paste lost: "[36m(RayWorkerWrapper pid=1)[0m", "[0;36m(Worker_TP2
+# pid=4)[0;0m" (GitHub shows the rest of the sequence as text); an SGR shape, never "[5m]"
+ORPHAN_SGR = re.compile(r"(?<![\w\[\]])\[(?:\d{1,3};)*\d{1,3}m(?!\])")
+
+
 def strip_ansi(text: str) -> str:
-    """Remove terminal escape sequences (colours, cursor moves); keep the text."""
-    return ANSI.sub("", text) if "\x1b" in text else text
+    """Remove terminal escape sequences (colours, cursor moves), and colour codes that lost
+    their ESC in a paste; keep the text."""
+    if "\x1b" in text:
+        text = ANSI.sub("", text)
+    if "m" in text and "[" in text:
+        text = ORPHAN_SGR.sub("", text)
+    return text
 
 
 def level_word(word: str) -> str | None:
@@ -352,6 +364,10 @@ class Framer:
                 head.site = f"{f['NCCL_SRC']}:{f['NCCL_LINE']}"
             if "NCCL_FUNC" in f:
                 head.fields["func"] = str(f["NCCL_FUNC"])
+            if "NCCL_PRETTY" in f:  # "int nccl_net_ofi_create_plugin(...)": the name is the site
+                name = str(f["NCCL_PRETTY"]).split("(", 1)[0].rsplit(" ", 1)[-1].lstrip("*")
+                head.site = f"{name}:{f['NCCL_LINE']}"
+                head.fields["func"] = name
             head.fields["host"] = str(f["NCCL_HOST"])
         elif rule == "c10":
             head.system = "torch"
@@ -377,6 +393,12 @@ class Framer:
             head.pid = bounded_int(str(f["INT"]))
             head.process = f"pid={f['INT']}"
             head.site = str(f["SRCSITE"])
+        elif rule == "oneccl":
+            head.level = CCL_LEVELS.get(str(f["CCL_LEVEL"]))
+            head.timestamp = _iso_from_date(self, str(f["CCL_DATE"]).replace(":", "-"),
+                                            str(f["CCL_TIME"]), None)
+            head.pid = bounded_int(str(f["INT"]))
+            head.process = f"pid={f['INT']}"
         elif rule == "ray_cpp":
             head.system = "ray"
             head.timestamp = _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))

@@ -71,7 +71,7 @@ ALWAYS = (
     r"server_args=|args: Namespace\(|non-default args:|with config:",
     r"HTTP/[0-9.]+\" [45][0-9][0-9]",
     r"\"GET /(?:health|ready|ping)",  # every health answer: the last one says ready or not
-    r"NVRM|Xid|oom-kill|(?-u:\b)nccl(?-u:\b)|NCCL WARN",
+    r"NVRM|Xid|oom-kill|(?-u:\b)nccl(?-u:\b)|NCCL WARN|Init COMPLETE",
     r"\.(?:cc|cu|cpp|h|c):[0-9]+ -> [0-9]",  # NCCL's error-return trace ("init.cc:1248 -> 3")
     # severity letters of torch's c10 and glog heads: [E1120 12:00:00.1 ...], [W socket.cpp:1]
     r"[EFW][0-9]{4} [0-9]{2}:[0-9]{2}|\[[EFW] [A-Za-z_]",
