@@ -120,6 +120,26 @@ def test_pdsh_host_names_and_addresses_are_one_prefix() -> None:
         assert frame.head is not None and " NCCL_IB_DISABLE" in frame.message, text
 
 
+def test_a_tab_before_every_line_is_peeled_and_a_tracebacks_own_indent_stays() -> None:
+    """A notes app (Obsidian) pasted the log with a tab before every line (b39's Windows
+    torchrun run): the tab is peeled, so the records and the traceback are read; frames keep
+    their own indentation. Spaces before every line are peeled only when that makes lines
+    known: a log that is mostly one indented traceback keeps its indentation."""
+    body = ["Traceback (most recent call last):",
+            '  File "C:\\llama\\generation.py", line 85, in build',
+            '    torch.distributed.init_process_group("nccl")',
+            "RuntimeError: Distributed package doesn't have NCCL built in",
+            "[W socket.cpp:697] [c10d] The client socket has failed to connect to [node-1]:29500."]
+    lines = ["\t" + t for t in body * 6]
+    framer = Framer(2025, infer(lines, Framer(2025).recognised))
+    frame = framer.frame(SourceLine(3, lines[2], "mem"))
+    assert frame.clean[sum(len(p.text) for p in frame.prefixes):] == body[2]
+    head = framer.frame(SourceLine(5, lines[4], "mem")).head
+    assert head is not None and head.level == "warning"
+    frames_only = [f'    File "/srv/a.py", line {i}, in f' for i in range(30)]
+    assert infer(frames_only, Framer(2025).recognised) == []
+
+
 def test_a_level_word_before_every_line_is_not_a_prefix() -> None:
     """`INFO:root:` / `WARNING:root:` start each line of Python's default logging format:
     a coarse shape covers them, but peeling it would cost the levels, so nothing is peeled."""

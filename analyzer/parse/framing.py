@@ -49,7 +49,8 @@ RANK_KEYS = {"TP": "tp", "DP": "dp", "PP": "pp", "EP": "ep", "ATTN_CP": "cp", "C
 
 # a colour code whose ESC a paste lost: "[36m(RayWorkerWrapper pid=1)[0m", "[0;36m(Worker_TP2
 # pid=4)[0;0m" (GitHub shows the rest of the sequence as text); an SGR shape, never "[5m]"
-ORPHAN_SGR = re.compile(r"(?<![\w\[\]])\[(?:\d{1,3};)*\d{1,3}m(?!\])")
+# rsyslog writes the ESC as "#033": "#033[2m#033[33m(raylet)#033[0m"
+ORPHAN_SGR = re.compile(r"(?:#033|(?<![\w\[\]]))\[(?:\d{1,3};)*\d{1,3}m(?!\])")
 
 
 def strip_ansi(text: str) -> str:

@@ -79,6 +79,10 @@ def _candidates(texts: Sequence[str]) -> list[tuple[re.Pattern[str], bool, int]]
     out: list[tuple[re.Pattern[str], bool, int]] = []
     worded = sum(1 for t in texts if WORD.search(t))
     need = max(MIN_LINES, int(worded * MIN_SHARE))
+    indent = _common_indent(texts, worded)
+    if indent:  # spaces only for what they gain (a traceback's own indentation stays); a
+        # tab before every line is never a program's own
+        out.append((re.compile(re.escape(indent)), indent == "\t", 0))
     for level in (0, 1, 2):
         for tokens in range(1, MAX_TOKENS + 1):
             shapes: Counter[str] = Counter()
@@ -99,6 +103,17 @@ def _candidates(texts: Sequence[str]) -> list[tuple[re.Pattern[str], bool, int]]
                 on_all = n + bare[shape] >= worded * ALL_SHARE
                 out.append((re.compile(_regex(shape, level)), on_all, level))
     return out
+
+
+def _common_indent(texts: Sequence[str], worded: int) -> str:
+    """The indentation a paste put before every line (a tab from a notes app, the spaces of
+    a Markdown list item), when nearly every line has it: a tab, or four spaces or more.
+    Deeper lines (a traceback's frames) keep what they have beyond it."""
+    lines = [t for t in texts if t.strip()]
+    for indent in ("\t", *(" " * k for k in range(12, 3, -1))):
+        if sum(1 for t in lines if t.startswith(indent)) >= max(MIN_LINES, worded * ALL_SHARE):
+            return indent
+    return ""
 
 
 def sample_text(frame: Frame) -> str:
