@@ -354,6 +354,20 @@ def test_version_is_printed_and_exits_0() -> None:
         assert got.stdout.decode().startswith("loglens ") and len(got.stdout.split()) == 2
 
 
+def test_the_fast_version_answer_is_the_clis() -> None:
+    """The entry point answers a bare --version without importing the CLI; the CLI's option
+    (reached with other arguments, e.g. `--version explain`) prints the same line."""
+    from typer.testing import CliRunner
+
+    from analyzer._entry import version
+    from analyzer.cli import app
+
+    fast = loglens("--version").stdout.decode().strip()
+    assert fast == version()
+    slow = CliRunner().invoke(app, ["--version", "explain"])
+    assert slow.exit_code == 0 and slow.output.strip() == fast
+
+
 def test_rules_kind_is_validated() -> None:
     bad = loglens("rules", "--kind", "bogus")
     assert bad.code == 2
