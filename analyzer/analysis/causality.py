@@ -30,7 +30,7 @@ class Context:
     launch_lines: Sequence[int] = ()  # where a server or job printed its start banner
     nccl_returns: Sequence[tuple[str | None, int]] = ()  # (process, line) of NCCL's
     # error-return trace lines ("NCCL INFO init.cc:1248 -> 3")
-    nccl_inits: Sequence[tuple[str, int]] = ()  # (process, line) of "... - Init COMPLETE"
+    nccl_inits: Sequence[tuple[str | None, int]] = ()  # (process, line) of "- Init COMPLETE"
 
 
 Rule = Callable[[list[Finding], Context], None]
@@ -89,16 +89,8 @@ def unreturned_nccl_warnings(findings: list[Finding], ctx: Context) -> None:
         return
     warns = [f for f in findings if "NCCL WARN" in f.clean  # (the text: a wrapper that
              and f.block_start is None and f.tier <= 2 and not f.resolved]  # hides the head)
-    returns: dict[str | None, list[int]] = {}
-    for process, line in ctx.nccl_returns:  # in line order: each list is sorted
-        returns.setdefault(process, []).append(line)
-
-    def returned_after(f: Finding) -> bool:
-        lines = returns.get(f.process, [])
-        i = bisect.bisect_right(lines, f.line)
-        return i < len(lines) and lines[i] - f.line <= NCCL_RETURN_GAP
-
-    raised = {id(f) for f in warns if returned_after(f)}
+    returns = _lines_by_process(ctx.nccl_returns)
+    raised = {id(f) for f in warns if _returned_after(returns, f)}
     if not raised:
         return
     origin = next(g for g in warns if id(g) in raised)
@@ -110,6 +102,21 @@ def unreturned_nccl_warnings(findings: list[Finding], ctx: Context) -> None:
                     f"error returned from line {origin.line} is what failed)")
 
 
+def _lines_by_process(pairs: Sequence[tuple[str | None, int]]) -> dict[str | None, list[int]]:
+    """(process, line) pairs, in line order, as each process's sorted lines."""
+    out: dict[str | None, list[int]] = {}
+    for process, line in pairs:
+        out.setdefault(process, []).append(line)
+    return out
+
+
+def _returned_after(returns: dict[str | None, list[int]], f: Finding) -> bool:
+    """Whether NCCL's error-return trace follows `f` in its process within a few lines."""
+    lines = returns.get(f.process, [])
+    i = bisect.bisect_right(lines, f.line)
+    return i < len(lines) and lines[i] - f.line <= NCCL_RETURN_GAP
+
+
 def nccl_warnings_init_went_past(findings: list[Finding], ctx: Context) -> None:
     """Signal: an NCCL WARN of a process, with no error returned after it, and later the same
     process's communicator reports "Init COMPLETE". Why: NCCL warns and falls back (a network
@@ -119,23 +126,17 @@ def nccl_warnings_init_went_past(findings: list[Finding], ctx: Context) -> None:
     socket-fallback-in-progress (b38)."""
     if not ctx.nccl_inits:
         return
-    first_init: dict[str, list[int]] = {}
-    for writer, line in ctx.nccl_inits:
-        first_init.setdefault(writer, []).append(line)
-    returns: dict[str | None, list[int]] = {}
-    for process, line in ctx.nccl_returns:
-        returns.setdefault(process, []).append(line)
+    completed = _lines_by_process(ctx.nccl_inits)
+    returns = _lines_by_process(ctx.nccl_returns)
     for f in findings:
         if ("NCCL WARN" not in f.clean or f.block_start is not None or f.tier > 2
-                or f.resolved or f.process is None or f.process not in first_init):
+                or f.resolved or f.process is None or f.process not in completed):
             continue
-        inits = first_init[f.process]
+        inits = completed[f.process]
         i = bisect.bisect_right(inits, f.line)
         if i == len(inits):
             continue  # no init completed after it
-        back = returns.get(f.process, [])
-        j = bisect.bisect_right(back, f.line)
-        if j < len(back) and back[j] - f.line <= NCCL_RETURN_GAP:
+        if _returned_after(returns, f):
             continue  # an error was returned from it: the unreturned-warnings rule decides
         f.kind, f.tier = "nonfatal", 8
         f.reason = (f"an NCCL warning its process went past: its communicator reported Init "
@@ -303,19 +304,24 @@ def logged_and_went_on(findings: list[Finding], ctx: Context) -> None:
                 survived.setdefault(shape, f.pid)
         else:
             pending.append(f)
-    for f in pending:
-        pid = next((survived[k] for k in _exception_shapes(f) if k in survived), None)
+    for f in pending:  # a statement by its message; a cut traceback has only its stack
+        keys = _exception_shapes(f) if f.role == "cut" else _exception_shapes(f) - _stacks(f)
+        pid = next((survived[k] for k in keys if k in survived), None)
         if pid is not None and pid != f.pid:
             f.kind, f.tier = "nonfatal", 8
             f.reason = (f"logged by the program, as the same exception was in process {pid}, "
                         "which went on: caught, not fatal")
 
 
+def _stacks(f: Finding) -> set[str]:
+    return {"stack: " + " < ".join(f.frames[-3:])} if f.frames else set()
+
+
 def _exception_shapes(f: Finding) -> set[str]:
     """What identifies the same `raise` in two workers: the exception's type and the first
     words of its message, numbers masked ("ValueError: step 0 - extract action failed
     from: <answer>"), and the innermost frames of its stack (all a cut traceback has)."""
-    shapes = {"stack: " + " < ".join(f.frames[-3:])} if f.frames else set()
+    shapes = _stacks(f)
     if f.role == "statement":
         m = EXC_NAME.search(f.clean)
         words = DIGITS.sub("0", _exception_message(f)).split()[:6]
