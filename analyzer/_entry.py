@@ -12,22 +12,13 @@ import signal
 import sys
 from types import FrameType
 
+from analyzer.version import version
+
 EXIT_INTERRUPTED = 130
 
 
 def _interrupted(signum: int, frame: FrameType | None) -> None:
     raise SystemExit(EXIT_INTERRUPTED)
-
-
-def version() -> str:
-    """What `loglens --version` prints (the CLI's own option prints the same)."""
-    from importlib.metadata import PackageNotFoundError
-    from importlib.metadata import version as pkg_version
-
-    try:
-        return f"loglens {pkg_version('loglens')}"
-    except PackageNotFoundError:
-        return "loglens dev"
 
 
 def main() -> None:

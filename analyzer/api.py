@@ -8,9 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from analyzer.analysis.collector import Collector
 from analyzer.analysis.engine import Analyzer
 from analyzer.analysis.findings import Finding
 from analyzer.analysis.remedies import concrete
@@ -19,9 +18,12 @@ from analyzer.model import Event
 from analyzer.parse import prefixes
 from analyzer.parse.timestamps import epoch
 from analyzer.pipeline import Pipeline
-from analyzer.report.redact import Redactor
 from analyzer.scan import prefilter, producer
 from analyzer.sources.source import Source, open_sources
+from analyzer.version import version as tool_version
+
+if TYPE_CHECKING:  # the post-mortem's collector and redactor load only when one is made
+    from analyzer.analysis.collector import Collector
 
 SCHEMA = "loglens.explain/1"
 YEAR_SNIFF_LINES = 5000
@@ -312,17 +314,14 @@ def _excerpts(inputs: Sequence[Input], root: Finding, symptoms: list[dict[str, A
 # ------------------------------------------------------------------------- post-mortem
 POSTMORTEM_SCHEMA = "loglens.postmortem/1"
 
-try:
-    from importlib.metadata import version as _pkg_version
-
-    VERSION = _pkg_version("loglens")
-except Exception:  # a source tree without installed metadata
-    VERSION = "dev"
 
 
 def postmortem(paths: Sequence[str], *, redact: bool = True, rules: Sequence[str] = (),
           year: int | None = None) -> dict[str, Any]:
     """Analyse `paths` and collect everything a post-mortem shows; redacted by default."""
+    from analyzer.analysis.collector import Collector
+    from analyzer.report.redact import Redactor
+
     real = open_sources(list(paths))  # opened once: a stream is kept for the second pass
     try:
         report = explain(real, rules=rules, year=year)
@@ -343,7 +342,7 @@ def postmortem(paths: Sequence[str], *, redact: bool = True, rules: Sequence[str
             src.close()
     data: dict[str, Any] = {
         "schema": POSTMORTEM_SCHEMA,
-        "generator": f"loglens {VERSION}",
+        "generator": tool_version(),
         "report": report,
         **extra,
         "markers": markers,

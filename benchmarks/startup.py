@@ -8,6 +8,10 @@ of the cost. This runs, side by side in one process tree and one run:
   times, recording each child's wall time and CPU time (user+sys from `os.wait4`);
 - `loglens --help` and `loglens --version`.
 
+The children run with their bytecode cached, as `pip install` leaves a package (it compiles
+every module); `PYTHONDONTWRITEBYTECODE` in the caller's environment would otherwise make each
+run re-compile the analyzer's modules (~0.08 s). `--no-bytecode` measures that worst case.
+
 It prints (and with `-o` writes) one Markdown table: medians and 90th percentiles, and the
 loglens/lnav ratios of the medians. Targets (issue #14): explain median wall and CPU <= 0.25 s
 and <= 2x lnav; --help/--version <= 0.15 s.
@@ -30,11 +34,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 
 
+CHILD_ENV = dict(os.environ)
+
+
 def run(cmd: list[str]) -> tuple[float, float, int]:
     """(wall s, CPU s of the child, exit status) of one run, output discarded."""
     start = time.perf_counter()
     proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                            stdin=subprocess.DEVNULL)
+                            stdin=subprocess.DEVNULL, env=CHILD_ENV)
     _, status, usage = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - start
     return wall, usage.ru_utime + usage.ru_stime, os.waitstatus_to_exitcode(status)
@@ -58,8 +65,16 @@ def main() -> int:
     ap.add_argument("--max-bytes", type=int, default=1 << 20)
     ap.add_argument("--sample", type=int, default=0, help="evenly spaced subset of the logs")
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--no-bytecode", action="store_true",
+                    help="children compile every module at each start (PYTHONDONTWRITEBYTECODE)")
     ap.add_argument("-o", "--output", type=Path)
     args = ap.parse_args()
+    if args.no_bytecode:
+        CHILD_ENV["PYTHONDONTWRITEBYTECODE"] = "1"
+    else:
+        CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+        subprocess.run([sys.executable, "-m", "compileall", "-q", str(ROOT / "analyzer")],
+                       check=True, env=CHILD_ENV)
 
     logs = sorted(p for p in (ROOT / "corpus").glob("*/*.log")
                   if p.stat().st_size <= args.max_bytes)
@@ -91,7 +106,8 @@ def main() -> int:
     lines = [
         f"{len(logs)} corpus logs of at most {args.max_bytes:,} bytes (median "
         f"{int(statistics.median(sizes)):,} bytes), {args.repeat} runs each; "
-        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} at the end.",
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.2f} at the end; bytecode "
+        f"{'compiled at every start' if args.no_bytecode else 'cached, as pip install leaves it'}.",
         "",
         "| command | runs | median wall | p90 wall | median CPU | p90 CPU |",
         "| --- | --- | --- | --- | --- | --- |",

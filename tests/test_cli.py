@@ -359,8 +359,8 @@ def test_the_fast_version_answer_is_the_clis() -> None:
     (reached with other arguments, e.g. `--version explain`) prints the same line."""
     from typer.testing import CliRunner
 
-    from analyzer._entry import version
     from analyzer.cli import app
+    from analyzer.version import version
 
     fast = loglens("--version").stdout.decode().strip()
     assert fast == version()

@@ -18,23 +18,22 @@ from typing import Annotated, Any
 
 import typer
 
-from analyzer import api
 from analyzer.cli.help import epilog
 from analyzer.cli.options import Files, Rules, Year, atomic, refuse_inputs, rule_dirs
 from analyzer.cli.report import register as register_report
 from analyzer.cli.watch import register as register_watch
 from analyzer.errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, ExitCode, LoglensError, UsageError
-from analyzer.knowledge import load as load_knowledge
 from analyzer.report import FormatType, render
 from analyzer.report.jsonfmt import dumps
-from analyzer.report.redact import Redactor
 
 EXIT_INTERNAL = ExitCode.INTERNAL
 
 
 def _version(value: bool) -> None:
     if value:
-        typer.echo(f"loglens {api.VERSION}")
+        from analyzer.version import version
+
+        typer.echo(version())
         raise typer.Exit(0)
 
 
@@ -88,8 +87,12 @@ def explain(
         raise UsageError(f"--fail-on: unknown verdict(s): {', '.join(sorted(bad))}")
     if output is not None:
         refuse_inputs(output, files)
+    from analyzer import api  # here, not at the top: --help need not load the analyzer
+
     report = api.explain(files, rules=rule_dirs(rules), year=year)
     if redact if redact is not None else fmt == FormatType.MARKDOWN:
+        from analyzer.report.redact import Redactor  # only for a redacted report
+
         redactor = Redactor()
         report = {k: (v if k == "schema" else redactor.value(k, v)) for k, v in report.items()}
     for note in report["stats"].get("notes", []):
@@ -115,6 +118,8 @@ def events(
     if output is not None:
         refuse_inputs(output, files)
     notes: list[str] = []
+    from analyzer import api
+
     stream = api.events(files, year, notes)
     if format == EventFormat.PARQUET:
         if output is None:
@@ -212,6 +217,8 @@ def list_rules(
         help="Only this kind: failure, symptom, benign or marker.")] = None,
 ) -> None:
     """List the signatures and phase markers loglens knows, with their meaning."""
+    from analyzer.knowledge import load as load_knowledge
+
     k = load_knowledge(rule_dirs(rules))
     if kind in (None, "failure", "symptom", "benign"):
         for s in k.signatures:
@@ -273,11 +280,13 @@ def _root(version: Annotated[bool, typer.Option(
 def main() -> None:
     """Console entry point: every failure becomes one line on stderr and an exit code."""
     try:
-        from analyzer.scan.producer import (
-            prestart,  # a big file's reader starts while the CLI parses
-        )
+        argv = sys.argv[1:]
+        if argv[:1] == ["explain"] and "--help" not in argv:  # no analyzer for other commands
+            from analyzer.scan.producer import (
+                prestart,  # a big file's reader starts while the CLI parses
+            )
 
-        prestart(sys.argv[1:])
+            prestart(argv)
         rv = app(standalone_mode=False)
         sys.exit(rv if isinstance(rv, int) else 0)
     except LoglensError as exc:

@@ -23,7 +23,6 @@ import typer
 from analyzer.cli.help import epilog
 from analyzer.cli.options import Rules, atomic, refuse_inputs, rule_dirs
 from analyzer.errors import InputError, UsageError
-from analyzer.sources.source import Source
 
 GZIP_MAGIC = b"\x1f\x8b"
 MAX_LINE_CHUNK = 1 << 20  # a line longer than this is redacted in 1 MiB pieces
@@ -100,6 +99,7 @@ def redact(
 ) -> None:
     """Write a redacted copy of a whole log (streaming; the input is never modified)."""
     from analyzer.report.redact import Redactor
+    from analyzer.sources.source import Source
 
     to_stdout = str(output) == "-"
     source = None if file == "-" else Path(file)

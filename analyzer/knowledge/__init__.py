@@ -19,6 +19,7 @@ from analyzer.cache import pickled
 from analyzer.errors import RulesError
 from analyzer.knowledge.facts import Fact, fact
 from analyzer.knowledge.index import LiteralIndex, LiteralScanner, required_literals
+from analyzer.knowledge.lazy import LazyPattern
 
 T = TypeVar("T")
 
@@ -39,7 +40,7 @@ class Signature:
     id: str
     kind: str
     system: str
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     category: str | None = None
     summary: str = ""
     remediation: str | None = None
@@ -78,15 +79,15 @@ class Marker:
     system: str
     phase: str
     edge: str
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     summary: str = ""
     source: str | None = None
     examples: tuple[str, ...] = ()  # real lines the marker must recognise (tested)
     done: bool = False  # the job reports its own successful end (a `status` group must say
     # success where the line has one)
-    health: re.Pattern[str] | None = None  # on the `path` group: the lines that answer a
+    health: LazyPattern | None = None  # on the `path` group: the lines that answer a
     # health check, whose `status` says whether the server is ready (5xx: not yet, or no more)
-    polls: re.Pattern[str] | None = None  # on the `path` group: requests that only show the
+    polls: LazyPattern | None = None  # on the `path` group: requests that only show the
     # HTTP server is up (model info, metrics), not that it serves: no serving phase from them
 
     def says_done(self, groups: dict[str, str]) -> bool:
@@ -131,7 +132,7 @@ class FrameHint:
     """A function-name pattern on a traceback's stack that tells the phase it failed in."""
 
     phase: str
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
 
 
 @dataclass
@@ -188,7 +189,7 @@ def _idle(groups: dict[str, str]) -> bool:
 
 class _Entry(Protocol):
     @property
-    def pattern(self) -> re.Pattern[str]: ...
+    def pattern(self) -> LazyPattern: ...
 
 
 E = TypeVar("E", bound=_Entry)
@@ -198,7 +199,7 @@ ANCHORED = re.compile(r"^\^|\|\^|^\(\?:\^")
 
 
 @cache
-def _anchored(pattern: re.Pattern[str]) -> bool:
+def _anchored(pattern: LazyPattern) -> bool:
     """A pattern written for the start of the record ('^frame #'), not of the physical line."""
     return ANCHORED.search(pattern.pattern) is not None
 
@@ -239,9 +240,9 @@ def knowledge_dir() -> Path:
     return Path(__file__).resolve().parent
 
 
-def _compile(pattern: str, where: str) -> re.Pattern[str]:
+def _compile(pattern: str, where: str) -> LazyPattern:
     try:
-        return re.compile(pattern)
+        return LazyPattern.checked(pattern)
     except re.error as exc:
         raise RulesError(f"{where}: bad pattern: {exc}") from None
 

@@ -8,12 +8,12 @@ banner or stats line is a data change.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 from typing import Any
 
 from analyzer.errors import RulesError
 from analyzer.knowledge.index import required_literals
+from analyzer.knowledge.lazy import LazyPattern
 
 GROUPS = ("version", "memory", "metric")
 METRIC_SYSTEMS = ("sglang", "vllm")
@@ -29,7 +29,7 @@ class Fact:
     id: str
     group: str
     name: str  # the version's component, the memory label ({subject} filled in), the series
-    pattern: re.Pattern[str]
+    pattern: LazyPattern
     literals: tuple[str, ...]  # one of them is in every line the pattern matches (or none)
     unit: str = ""
     system: str = ""  # metrics: whose stats line (sglang, vllm)

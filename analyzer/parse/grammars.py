@@ -118,12 +118,13 @@ class HeadParser:
     the real text at the token positions of that parse. One Lark parse per shape, not per line.
     """
 
-    __slots__ = ("_template", "name", "regex")
+    __slots__ = ("_regex", "_template", "name", "source")
 
     def __init__(self, parser: Lark, rule: str,
                  transform: Callable[[Tree[Token]], dict[str, Any]] | None = None):
         self.name = rule
-        self.regex = re.compile(rule_regex(parser, rule))
+        self.source = rule_regex(parser, rule)  # compiled when a line first needs it: framing
+        self._regex: re.Pattern[str] | None = None  # finds candidates with one union of all
 
         @lru_cache(maxsize=4096)
         def template(shape: str) -> tuple[list[tuple[str, int, int]], dict[str, Any], bool] | None:
@@ -164,6 +165,13 @@ class HeadParser:
                 out[name] = value
         return out
 
+    @property
+    def regex(self) -> re.Pattern[str]:
+        """The anchored expression derived from the rule."""
+        if self._regex is None:
+            self._regex = re.compile(self.source)
+        return self._regex
+
     def match(self, text: str) -> tuple[int, dict[str, Any]] | None:
         """(end of the head, fields) when `text` starts with this head."""
         m = self.regex.match(text)
@@ -197,7 +205,7 @@ def first_candidate(parsers: tuple[HeadParser, ...]) -> Callable[[str], int]:
     """A function giving the index of the first parser whose regex matches the start of a
     text (len(parsers) when none does), in one regex call instead of one per parser: most
     lines have no wrapper at all, and framing tries a dozen."""
-    union = re.compile("|".join(f"(?P<r{i}>{p.regex.pattern})" for i, p in enumerate(parsers)))
+    union = re.compile("|".join(f"(?P<r{i}>{p.source})" for i, p in enumerate(parsers)))
     missing = len(parsers)
 
     def first(text: str) -> int:
