@@ -357,6 +357,39 @@ def postmortem(paths: Sequence[str], *, redact: bool = True, rules: Sequence[str
     return data
 
 
+SURVEY_EVENTS = 200_000  # the facts (versions, args, hosts) are printed at start-up
+
+
+def survey(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = (),
+           year: int | None = None) -> dict[str, Any]:
+    """What one row of a fleet table needs: explain's report (no excerpts) and, from the
+    first SURVEY_EVENTS events, the environment (versions, model, args, GPUs), the first and
+    last timestamps and the host names seen (real name -> pseudonym). The sources are read
+    twice, as the post-mortem reads them; `paths` may be opened sources."""
+    from analyzer.analysis.collector import Collector
+    from analyzer.report.redact import Redactor
+
+    sources = _opened(paths)
+    try:
+        report = explain(sources, rules=rules, year=year, excerpts=False)
+        redactor = Redactor()  # learns the host names; the caller decides what is shown
+        collector = Collector(load_knowledge(list(rules)), set(), redactor)
+        complete = True
+        for i, ev in enumerate(events(sources, year)):
+            if i >= SURVEY_EVENTS:
+                complete = False
+                break
+            collector.feed(ev)
+        extra = collector.result()
+    finally:
+        for src in sources:
+            src.close()
+    timeline = extra["timeline"]
+    return {"report": report, "environment": extra["environment"],
+            "first_t": timeline["first_t"], "last_t": timeline["last_t"] if complete else None,
+            "hosts": redactor.hosts(), "redactor": redactor}
+
+
 def _markers(report: dict[str, Any], col: Collector) -> list[dict[str, Any]]:
     """The failure and its symptoms, placed in time (their own or their line's inherited)."""
     out: list[dict[str, Any]] = []

@@ -21,6 +21,7 @@ import typer
 from analyzer.cli.help import epilog
 from analyzer.cli.options import Files, Rules, Year, atomic, refuse_inputs, rule_dirs
 from analyzer.cli.report import register as register_report
+from analyzer.cli.scan import register as register_scan
 from analyzer.cli.watch import register as register_watch
 from analyzer.errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, ExitCode, LoglensError, UsageError
 from analyzer.report import FormatType, render
@@ -268,6 +269,8 @@ def _write(text: str, output: Path | None) -> None:
 
 register_watch(app)
 register_report(app)
+__import__("analyzer.cli.diff", fromlist=["register"]).register(app)  # loglens diff
+register_scan(app)
 
 
 @app.callback()

@@ -22,6 +22,11 @@ EXIT_CODES: dict[str, Sequence[tuple[int, str]]] = {
               (ExitCode.STALLED, "stalled or timed out"), _BAD, _INTERRUPTED, _BUG),
     "report": ((ExitCode.OK, "written"), _BAD, _INTERRUPTED, _BUG),
     "redact": ((ExitCode.OK, "written"), _BAD, _INTERRUPTED, _BUG),
+    "diff": ((ExitCode.OK, "compared, whatever the verdicts"), _BAD, _INTERRUPTED, _BUG),
+    "scan": ((ExitCode.OK, "scanned, whatever the verdicts (unreadable logs are rows too)"),
+             (ExitCode.FAILED, "--fail-on matched a log's verdict"),
+             (ExitCode.BAD_INPUT, "bad arguments, or not one input could be read"),
+             _INTERRUPTED, _BUG),
 }
 
 EXAMPLES: dict[str, Sequence[tuple[str, str]]] = {
@@ -54,6 +59,19 @@ EXAMPLES: dict[str, Sequence[tuple[str, str]]] = {
     ),
     "redact": (
         ("loglens redact server.log -o server.redacted.log", "a copy safe to attach"),
+    ),
+    "diff": (
+        ("loglens diff yesterday.log today.log", "what changed: config, phases, outcome"),
+        ("loglens diff good/ bad/ -f markdown -o diff.md", "per-rank directories, for a ticket"),
+        ("loglens diff a.log b.log --json | jq .headline", "the loglens.diff/1 JSON"),
+    ),
+    "scan": (
+        ("loglens scan /var/log/jobs/", "every log below, one row each, and a summary"),
+        ("loglens scan runs/ --group-by-dir -o fleet.parquet", "one row per job directory"),
+        ("loglens scan 'runs/**/*.log' --since 2026-11-30 -f csv -o last-night.csv",
+         "last night's logs (re-run: only new ones are read)"),
+        ("find /data -name '*.err' | loglens scan - -f jsonl", "paths on stdin"),
+        ("loglens scan s3://bucket/logs/ --engine ray -o fleet.parquet", "on a Ray cluster"),
     ),
 }
 

@@ -272,6 +272,17 @@ class Redactor:
         """
         return {kind: len(used) for kind, used in self._used.items() if used}
 
+    def hosts(self) -> dict[str, str]:
+        """The host names learned so far (real name -> pseudonym), one per host: the longest
+        spelling (gpu-3.cluster.local, not its alias gpu-3); pods and namespaces left out."""
+        longest: dict[str, str] = {}  # pseudonym -> real name
+        for name, pseudo in self._hosts.items():
+            if self._learned_kind.get(pseudo, "hostname") != "hostname":
+                continue
+            if len(name) > len(longest.get(pseudo, "")):
+                longest[pseudo] = name
+        return {name: pseudo for pseudo, name in longest.items()}
+
     def summary(self) -> list[dict[str, Any]]:
         """[{kind, label, distinct, occurrences}] for the kinds that occurred, in KINDS order."""
         out = []
