@@ -18,6 +18,7 @@ from typing import Annotated, Any
 
 import typer
 
+from analyzer.cli.diff import register as register_diff
 from analyzer.cli.help import epilog
 from analyzer.cli.options import Files, Rules, Year, atomic, refuse_inputs, rule_dirs
 from analyzer.cli.report import register as register_report
@@ -269,7 +270,7 @@ def _write(text: str, output: Path | None) -> None:
 
 register_watch(app)
 register_report(app)
-__import__("analyzer.cli.diff", fromlist=["register"]).register(app)  # loglens diff
+register_diff(app)
 register_scan(app)
 
 

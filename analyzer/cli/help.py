@@ -63,7 +63,7 @@ EXAMPLES: dict[str, Sequence[tuple[str, str]]] = {
     "diff": (
         ("loglens diff yesterday.log today.log", "what changed: config, phases, outcome"),
         ("loglens diff good/ bad/ -f markdown -o diff.md", "per-rank directories, for a ticket"),
-        ("loglens diff a.log b.log --json | jq .headline", "the loglens.diff/1 JSON"),
+        ("loglens diff a.log b.log -f json | jq .headline", "the loglens.diff/1 JSON"),
     ),
     "scan": (
         ("loglens scan /var/log/jobs/", "every log below, one row each, and a summary"),
