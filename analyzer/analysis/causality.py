@@ -238,6 +238,68 @@ def restated_errors(findings: list[Finding], ctx: Context) -> None:
             break
 
 
+def bare_causes(findings: list[Finding], ctx: Context) -> None:
+    """Signal: a chain whose first exception is a bare type with no message ("TimeoutError",
+    raised by a queue's wait) and whose next exception, raised from it, is the same type with
+    a message ("TimeoutError: RPC call to execute_model timed out."). Why: the bare one says
+    nothing a reader can act on; the one raised from it states, in the program's words, what
+    timed out. Rule: the exception with the message is the statement; the bare one its
+    context.
+    Example: vllm-v1-tp4-deepseek-32b-rpc-execute-model-timeout-after-day-hang."""
+    for s in findings:
+        if s.role != "statement" or s.block is None or s.tier > 2 or s.resolved:
+            continue
+        m = EXC_NAME.search(s.clean)
+        if m is None or _exception_message(s):
+            continue
+        name = m.group().rsplit(".", 1)[-1]
+        nxt = min((c for c in findings if c.block == s.block and c.role == "chained"
+                   and c.line > s.line), key=lambda c: c.line, default=None)
+        if nxt is None:
+            continue
+        n = EXC_NAME.search(nxt.clean)
+        if n is None or n.group().rsplit(".", 1)[-1] != name or not _exception_message(nxt):
+            continue
+        nxt.kind, nxt.tier, nxt.role = s.kind, s.tier, "statement"
+        if nxt.sig is None:
+            nxt.sig, nxt.category, nxt.groups = s.sig, s.category, s.groups
+        nxt.frames, nxt.reason = s.frames, None
+        s.kind, s.tier, s.role = "symptom", 3, "context"
+        s.reason = (f"a bare {name} with no message; the {name} raised from it (line "
+                    f"{nxt.line}) says what it was")
+
+
+def relayed_errors(findings: list[Finding], ctx: Context) -> None:
+    """Signal: a traceback whose last exception is a heading ("RuntimeError: Error raised in
+    subprocess:") and the traceback that follows it at once: the heading's content, a child
+    process's own traceback relayed in the message. Why: the outer chain only reports that
+    the child failed (a CalledProcessError, "returned non-zero exit status 1"); the child's
+    traceback says why. Rule: the relayed traceback's statement is the root; the reporting
+    chain's statement is its symptom.
+    Example: vllm-triton-placeholder-shadows-triton-granite-inspect-failed-crash."""
+    by_block: dict[int, list[Finding]] = {}
+    for f in findings:
+        if f.block is not None:
+            by_block.setdefault(f.block, []).append(f)
+    for s in findings:
+        if s.role != "statement" or s.block is None or s.tier > 2 or s.resolved \
+                or s.block_end is None:
+            continue
+        last = max(by_block[s.block], key=lambda f: f.line)
+        if not EXC_NAME.search(last.clean) or not last.clean.rstrip().endswith(":"):
+            continue
+        relayed = next((t for t in findings if t.role == "statement" and t.tier <= 2
+                        and t.block is not None and t.block != s.block
+                        and t.source == s.source and t.block_start is not None
+                        and s.block_end < t.block_start <= s.block_end + 2
+                        and not _other_writer(s, t)), None)
+        if relayed is None:
+            continue
+        s.kind, s.tier = "symptom", 3
+        s.reason = (f"reports that a child failed; the child's own traceback, relayed in the "
+                    f"message below (line {relayed.line}), states why")
+
+
 def request_scoped(findings: list[Finding], ctx: Context) -> None:
     """Signal: an error raised inside a request handler (the OpenAI-compatible server's
     serving_* code) after the server was ready, or after it had answered a request (an access
@@ -547,7 +609,9 @@ def earlier_attempts(findings: list[Finding], ctx: Context) -> None:
 
 RULES: tuple[Rule, ...] = (resolved_failures, unreturned_nccl_warnings,
                            nccl_warnings_init_went_past, explained_failures,
-                           restated_errors, repeated_by_one_process, periodic_reports,
+                           bare_causes, restated_errors, relayed_errors,
+                           repeated_by_one_process,
+                           periodic_reports,
                            stopped, request_scoped, test_verdicts, logged_and_went_on,
                            before_success, after_success, earlier_attempts)
 
