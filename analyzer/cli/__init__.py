@@ -20,7 +20,15 @@ import typer
 
 from analyzer.cli.diff import register as register_diff
 from analyzer.cli.help import epilog
-from analyzer.cli.options import Files, Rules, Year, atomic, refuse_inputs, rule_dirs
+from analyzer.cli.options import (
+    Files,
+    Rules,
+    Year,
+    atomic,
+    refuse_inputs,
+    rule_dirs,
+    text_width,
+)
 from analyzer.cli.report import register as register_report
 from analyzer.cli.scan import register as register_scan
 from analyzer.cli.watch import register as register_watch
@@ -101,7 +109,7 @@ def explain(
         typer.echo(f"loglens: warning: {note}", err=True)
     use_color = color if color is not None else (sys.stdout.isatty() and output is None
                                                  and "NO_COLOR" not in os.environ)
-    width = _width() if fmt == FormatType.TEXT else 100
+    width = text_width() if fmt == FormatType.TEXT else 100
     text = render(report, fmt, color=use_color, width=width)
     _write(text, output)
     if report["verdict"] in wanted:
@@ -243,20 +251,6 @@ def _format_for(output: Path | None) -> FormatType:
     if output is None:
         return FormatType.TEXT
     return OUTPUT_FORMATS.get(output.suffix.lower(), FormatType.TEXT)
-
-
-def _width() -> int:
-    """The text report's width: $COLUMNS, else the terminal's, else 100 (a pipe, a file);
-    NO_COLOR and --no-color drop colour only (no-color.org), not the terminal's width."""
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return min(max(int(columns), 60), 240)
-    if not sys.stdout.isatty():
-        return 100
-    try:
-        return min(max(os.get_terminal_size().columns, 60), 160)
-    except OSError:
-        return 100
 
 
 def _write(text: str, output: Path | None) -> None:

@@ -16,7 +16,7 @@ from typing import Annotated
 import typer
 
 from analyzer.cli.help import epilog
-from analyzer.cli.options import Rules, Year, atomic, refuse_inputs, rule_dirs
+from analyzer.cli.options import Rules, Year, atomic, refuse_inputs, rule_dirs, text_width
 
 
 class DiffFormat(StrEnum):
@@ -79,23 +79,10 @@ def diff(
 
         use_color = color if color is not None else (
             sys.stdout.isatty() and output is None and "NO_COLOR" not in os.environ)
-        text = render_diff_text(result, color=use_color, width=_width())
+        text = render_diff_text(result, color=use_color, width=text_width())
     if output is None or str(output) == "-":
         sys.stdout.write(text)
         sys.stdout.flush()
     else:
         with atomic(output) as out:
             out.write(text.encode("utf-8"))
-
-
-def _width() -> int:
-    """As `explain`: $COLUMNS, else the terminal's width, else 100 (a pipe, a file)."""
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return min(max(int(columns), 60), 240)
-    if not sys.stdout.isatty():
-        return 100
-    try:
-        return min(max(os.get_terminal_size().columns, 60), 160)
-    except OSError:
-        return 100

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import os
 import stat
+import sys
 import tempfile
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -107,3 +108,17 @@ def _umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def text_width() -> int:
+    """A text report's width: $COLUMNS, else the terminal's, else 100 (a pipe, a file);
+    NO_COLOR and --no-color drop colour only (no-color.org), not the terminal's width."""
+    columns = os.environ.get("COLUMNS", "")
+    if columns.isdigit() and int(columns) > 0:
+        return min(max(int(columns), 60), 240)
+    if not sys.stdout.isatty():
+        return 100
+    try:
+        return min(max(os.get_terminal_size().columns, 60), 160)
+    except OSError:
+        return 100

@@ -8,7 +8,6 @@ same -o already wrote, streams the engine's rows into the sink, shows progress o
 from __future__ import annotations
 
 import os
-import shutil
 import sys
 import time
 from datetime import datetime
@@ -19,7 +18,7 @@ from typing import Annotated, Any
 import typer
 
 from analyzer.cli.help import epilog
-from analyzer.cli.options import Rules, Year, refuse_inputs, rule_dirs
+from analyzer.cli.options import Rules, Year, refuse_inputs, rule_dirs, text_width
 from analyzer.errors import EXIT_BAD_INPUT, EXIT_FAIL_ON, InputError, UsageError
 
 PROGRESS_EVERY = 10.0  # seconds between plain progress lines when stderr is no terminal
@@ -88,7 +87,7 @@ def scan(
     from analyzer.fleet.inputs import jobs as list_jobs
     from analyzer.fleet.inputs import read_path_list
     from analyzer.fleet.sink import Sink, earlier_rows, format_for, row_key
-    from analyzer.fleet.table import summary
+    from analyzer.fleet.table import summary, typed
     from analyzer.report.scan_text import render_rows, render_summary
 
     wanted = {v.strip() for v in (fail_on or "").split(",") if v.strip()}
@@ -132,8 +131,8 @@ def scan(
         progress.stop()
         sink.close()
     seconds = time.perf_counter() - start
-    rows = [*_typed_earlier(earlier), *sink.rows]
-    width = _width()
+    rows = [*map(typed, earlier), *sink.rows]
+    width = text_width()
     color = sys.stdout.isatty() and "NO_COLOR" not in os.environ
     stats = summary(rows)
     report_to = sys.stdout if fmt == "table" else sys.stderr
@@ -147,21 +146,6 @@ def scan(
         raise typer.Exit(EXIT_BAD_INPUT)  # not one input could be read
     if any(r.get("verdict") in wanted for r in rows):
         raise typer.Exit(EXIT_FAIL_ON)
-
-
-def _typed_earlier(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    from analyzer.fleet.table import _typed
-
-    return [_typed(r) for r in rows]
-
-
-def _width() -> int:
-    columns = os.environ.get("COLUMNS", "")
-    if columns.isdigit() and int(columns) > 0:
-        return int(columns)
-    if sys.stdout.isatty():
-        return shutil.get_terminal_size((100, 25)).columns
-    return 100
 
 
 class _Progress:

@@ -15,7 +15,7 @@ DTYPES: dict[str, Any] = {"str": pl.Utf8, "int": pl.Int64, "float": pl.Float64}
 SCHEMA = {name: DTYPES[kind] for name, kind in COLUMNS.items()}
 
 
-def _typed(row: dict[str, Any]) -> dict[str, Any]:
+def typed(row: dict[str, Any]) -> dict[str, Any]:
     """A row read back from CSV has strings (empty: missing): typed as the schema says."""
     out: dict[str, Any] = {}
     for name, kind in COLUMNS.items():
@@ -35,7 +35,7 @@ def _typed(row: dict[str, Any]) -> dict[str, Any]:
 
 def frame(rows: Iterable[dict[str, Any]]) -> pl.DataFrame:
     """The rows as a DataFrame with the fixed column order and types."""
-    return pl.DataFrame([_typed(r) for r in rows], schema=SCHEMA, orient="row")
+    return pl.DataFrame([typed(r) for r in rows], schema=SCHEMA, orient="row")
 
 
 def summary(rows: Sequence[dict[str, Any]]) -> dict[str, Any]:
