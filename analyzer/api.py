@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -106,14 +106,18 @@ def events(paths: Sequence[str] | Sequence[Source], year: int | None = None,
 
 
 def explain(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = (),
-            year: int | None = None, excerpts: bool = True, fast: bool | None = None
-            ) -> dict[str, Any]:
+            year: int | None = None, excerpts: bool = True, fast: bool | None = None,
+            observe: Callable[[Event], bool] | None = None) -> dict[str, Any]:
     """Analyse the inputs and return the explain report (the JSON contract).
 
     `paths` may be sources opened already (the post-mortem reads them twice). `fast=False`
     puts every line on the full path (the reference the fast path is tested against), `True`
     prefilters whatever the size; the default prefilters only inputs worth it. The answers
     are the same.
+
+    `observe`, when given, sees the events in order until it returns False: on the full path
+    the very events analysed (one read), on the prefiltered path a second read of the inputs
+    (the prefilter never builds events for the ordinary lines an observer wants).
     """
     sources = _opened(paths)
     remote = None
@@ -151,12 +155,23 @@ def explain(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = (
         else:
             for ev in iter_events(inp):
                 analyzer.feed(ev)
+                if observe is not None and not observe(ev):
+                    observe = None
+    if fast and observe is not None:
+        _observe_again(inputs, observe)
     result = analyzer.result()
     try:
         return build_report(analyzer, result, inputs, excerpts=excerpts)
     finally:
         for inp in inputs:
             producer.release(inp.source)
+
+
+def _observe_again(inputs: Sequence[Input], observe: Callable[[Event], bool]) -> None:
+    for inp in inputs:
+        for ev in iter_events(inp):
+            if not observe(ev):
+                return
 
 
 PREFILTER_BYTES = 4 << 20  # below this, building the prefilter's unions costs more than it saves
@@ -364,29 +379,34 @@ def survey(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = ()
            year: int | None = None) -> dict[str, Any]:
     """What one row of a fleet table needs: explain's report (no excerpts) and, from the
     first SURVEY_EVENTS events, the environment (versions, model, args, GPUs), the first and
-    last timestamps and the host names seen (real name -> pseudonym). The sources are read
-    twice, as the post-mortem reads them; `paths` may be opened sources."""
+    last timestamps and the host names seen (real name -> pseudonym). A log small enough for
+    the full path is read once (the collector sees explain's own events); `paths` may be
+    opened sources."""
     from analyzer.analysis.collector import Collector
     from analyzer.report.redact import Redactor
 
+    redactor = Redactor()  # learns the host names; the caller decides what is shown
+    collector = Collector(load_knowledge(list(rules)), set(), redactor)
+    seen = 0
+
+    def observe(ev: Event) -> bool:
+        nonlocal seen
+        seen += 1
+        if seen > SURVEY_EVENTS:
+            return False
+        collector.feed_facts(ev)
+        return True
+
     sources = _opened(paths)
     try:
-        report = explain(sources, rules=rules, year=year, excerpts=False)
-        redactor = Redactor()  # learns the host names; the caller decides what is shown
-        collector = Collector(load_knowledge(list(rules)), set(), redactor)
-        complete = True
-        for i, ev in enumerate(events(sources, year)):
-            if i >= SURVEY_EVENTS:
-                complete = False
-                break
-            collector.feed(ev)
-        extra = collector.result()
+        report = explain(sources, rules=rules, year=year, excerpts=False, observe=observe)
     finally:
         for src in sources:
             src.close()
-    timeline = extra["timeline"]
-    return {"report": report, "environment": extra["environment"],
-            "first_t": timeline["first_t"], "last_t": timeline["last_t"] if complete else None,
+    complete = seen <= SURVEY_EVENTS
+    return {"report": report, "environment": collector.environment(),
+            "first_t": collector.first_ts,
+            "last_t": collector.last_ts if complete else None,
             "hosts": redactor.hosts(), "redactor": redactor}
 
 

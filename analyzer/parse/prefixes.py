@@ -34,15 +34,13 @@ RECORD_START = re.compile(r"(?:Traceback \(most recent call last\):|\s*File \"|"
                           r"(?:[A-Za-z_][\w]*\.)*[A-Za-z_]\w*(?:Error|Exception|Exit|Interrupt)\b)")
 
 
-def _shape(prefix: str, level: int) -> str:
+def _shapes(prefix: str) -> tuple[str, str, str]:
     """The prefix up to its numbers (level 0), its words (1), or its names (2: a host name
-    and an IP address alike, as pdsh's `localhost: ` and `10.0.0.2: ` of one job)."""
-    s = DIGITS.sub("0", prefix.strip())
-    if level >= 1:
-        s = LETTERS.sub("a", s)
-    if level >= 2:
-        s = NAME.sub("h", s)
-    return s
+    and an IP address alike, as pdsh's `localhost: ` and `10.0.0.2: ` of one job); each
+    level refines the one before."""
+    s0 = DIGITS.sub("0", prefix.strip())
+    s1 = LETTERS.sub("a", s0)
+    return s0, s1, NAME.sub("h", s1)
 
 
 def _regex(shape: str, level: int) -> str:
@@ -63,16 +61,6 @@ def _regex(shape: str, level: int) -> str:
     return r"\s*" + "".join(out) + r"(?:\s|$)"  # one separator: the record keeps its indent
 
 
-def _prefix_end(text: str, tokens: int) -> int | None:
-    pos = 0
-    for _ in range(tokens):
-        m = TOKEN.match(text, pos)
-        if m is None:
-            return None
-        pos = m.end()
-    return pos if pos <= MAX_PREFIX else None
-
-
 def _candidates(texts: Sequence[str]) -> list[tuple[re.Pattern[str], bool, int]]:
     """Prefix regexes covering most of `texts`, shortest shape first at each level, each
     with whether it is on nearly every line, and its level (0: literal up to numbers)."""
@@ -83,24 +71,30 @@ def _candidates(texts: Sequence[str]) -> list[tuple[re.Pattern[str], bool, int]]
     if indent:  # spaces only for what they gain (a traceback's own indentation stays); a
         # tab before every line is never a program's own
         out.append((re.compile(re.escape(indent)), indent == "\t", 0))
+    # each line's first 1..MAX_TOKENS tokens at the three levels, computed once
+    split: list[list[tuple[bool, tuple[str, str, str]]]] = [[] for _ in range(MAX_TOKENS)]
+    for t in texts:
+        stripped = len(t.rstrip())
+        pos = 0
+        for tokens in range(MAX_TOKENS):
+            m = TOKEN.match(t, pos)
+            if m is None or m.end() > MAX_PREFIX:
+                break
+            pos = m.end()
+            bare = pos >= stripped  # the line is the prefix alone (a blank record)
+            split[tokens].append((bare, _shapes(t if bare else t[:pos])))
     for level in (0, 1, 2):
-        for tokens in range(1, MAX_TOKENS + 1):
+        for tokens in range(MAX_TOKENS):
             shapes: Counter[str] = Counter()
-            bare: Counter[str] = Counter()  # lines that are the prefix alone (a blank record)
-            for t in texts:
-                end = _prefix_end(t, tokens)
-                if end is None:
-                    continue
-                if end < len(t.rstrip()):
-                    shapes[_shape(t[:end], level)] += 1
-                else:
-                    bare[_shape(t, level)] += 1
+            bare_shapes: Counter[str] = Counter()
+            for bare, by_level in split[tokens]:
+                (bare_shapes if bare else shapes)[by_level[level]] += 1
             if not shapes:
                 continue
             shape, n = shapes.most_common(1)[0]
             # words alone (a progress bar's description) are part of the record
             if n >= need and shape and not shape.replace(" ", "").isalpha():
-                on_all = n + bare[shape] >= worded * ALL_SHARE
+                on_all = n + bare_shapes[shape] >= worded * ALL_SHARE
                 out.append((re.compile(_regex(shape, level)), on_all, level))
     return out
 
@@ -138,6 +132,14 @@ def infer(texts: Sequence[str], recognised: Callable[[str], bool],
     """
     lines = [t for t in texts[:SAMPLE_LINES] if t.strip()]
     found: list[re.Pattern[str]] = []
+    memo: dict[str, bool] = {}  # each candidate asks again about the same lines and tails
+
+    def known(text: str) -> bool:
+        hit = memo.get(text)
+        if hit is None:
+            hit = memo[text] = _known(text, recognised)
+        return hit
+
     for _ in range(MAX_ROUNDS):
         if len(lines) < MIN_LINES:
             break
@@ -152,8 +154,8 @@ def infer(texts: Sequence[str], recognised: Callable[[str], bool],
                     continue
                 tail = t[m.end():]
                 rest.append(tail)
-                before += _known(t, recognised)
-                after += _known(tail, recognised)
+                before += known(t)
+                after += known(tail)
             gain = after - before
             # on nearly every line: a literal prefix is peeled unless it costs recognised
             # lines; a coarser shape (pdsh's host names and IPs) when it gains some
