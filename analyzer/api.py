@@ -29,7 +29,7 @@ SCHEMA = "loglens.explain/1"
 YEAR_SNIFF_LINES = 5000
 EXCERPT_BEFORE, EXCERPT_AFTER = 12, 4
 DATED_HEADS = ("bracket_ts", "nccl", "deepspeed", "torch_legacy", "wrapper", "launcher",
-               "pylog_dash", "kernel")
+               "pylog_dash", "kernel", "neuron_rt")
 DATED_WRAPPERS = ("docker_ts", "kubectl", "launcher", "journald")
 
 

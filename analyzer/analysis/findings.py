@@ -292,7 +292,9 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
         # compiler output a RuntimeError quotes) says why the statement failed
         at, (sig, groups) = why[0], why[1]
         kind, tier, category = sig.kind, sig.tier, sig.category or category
-    detail = _nccl_last_error(ev, stmt_i, section_end)
+    # (the NCCL "Last error:" detail belongs to the statement; a why found elsewhere in the
+    # block, another rank's OOM in an interleaved stream, replaces both)
+    detail = _nccl_last_error(ev, stmt_i, section_end) if why is None else None
     if detail is not None:
         at = stmt_i  # the message is stated on its first line; the reason is its detail
     elif at == stmt_i and sig is None and HEADING_MESSAGE.search(ev.clean[stmt_i]):
@@ -364,13 +366,22 @@ def stack_of(ev: Event) -> list[str]:
     return out
 
 
+CARETS = re.compile(r"\s*[\^~]{3,}\s*")  # after the line's wrappers
+
+
 def _statement_section_end(ev: Event, stmt_i: int | None) -> int:
-    """Index after the last line of the statement's own message (before a chain separator)."""
+    """Index after the last line of the statement's own message: before a chain separator, a
+    blank line, or a line no message has, which only a traceback prints: a caret line under
+    source code, a new "Traceback (most recent call last):" (the tracebacks of ranks that
+    share a stream without prefixes interleave, and another rank's error is not this one's
+    explanation)."""
     if stmt_i is None:
         return 0
     for i in range(stmt_i + 1, len(ev.clean)):
         text = ev.clean[i]
-        if not text.strip() or "The above exception" in text or "During handling" in text:
+        if not text.strip() or "The above exception" in text or "During handling" in text \
+                or CARETS.fullmatch(text, ev.offset(i)) \
+                or "Traceback (most recent call last)" in text:
             return i
     return len(ev.clean)
 

@@ -22,6 +22,7 @@ from analyzer.parse.pyrepr import parse_server_args, parse_worknccl
 from analyzer.parse.tracebacks import parse_traceback
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
+MAX_LEAD = 80  # a format's fields before the message, not a sentence that quotes a traceback
 FRAME = re.compile(r'^\s*(?:\|\s*)*File "[^"]*", line \d+')
 PY_FRAME = re.compile(r'^\s*(?:\|\s*)*File "[^"]*", line \d+, in ')  # not faulthandler's
 # a frame line a terminal or a pager hard-wrapped inside its path: `  File "/a/b/pipeline_par`
@@ -141,6 +142,8 @@ class Block:
         self.joins: set[int] = set()  # indices of lines that go on the line before (hard wraps)
         self.cut_frame = False  # the last line is a frame cut inside its path: only its rest
         # may follow (a hard wrap), anything else ends the block there (the writer died)
+        self.lead = ""  # what a custom log format puts between its head and every message
+        # ("[MainThread] [vllm.worker.worker_base] >>> "), learned from the opening line
 
     @property
     def start(self) -> int:
@@ -583,6 +586,14 @@ class Assembler:
     def feed(self, frame: Frame) -> Iterator[Event]:
         """Take one frame; yield the events that are now complete and in order."""
         body = frame.message
+        led = self._led_block(frame, body)
+        if led is not None:  # the opener's lead again: a line of that traceback, lead peeled
+            body = body[len(led.lead):]
+            if led.offer(frame, body):
+                self._close_stale(frame.lineno)
+                yield from self._release()
+                return
+            self._close(led.key)
         key = continuation_key(frame)
         if key == () and key not in self.open:
             key = self._tagged_first_line(frame.lineno) or key
@@ -607,7 +618,10 @@ class Assembler:
                 block_key = (*block_key, frame.head.text)
             if block_key in self.open:
                 self._close(block_key)
-            self.open[block_key] = Block(kind, block_key, frame, body)
+            block = self.open[block_key] = Block(kind, block_key, frame, body)
+            at = body.find(TRACEBACK_HEAD) if kind == "traceback" and frame.head else -1
+            if 0 < at <= MAX_LEAD and body[:at].strip() and body.rstrip().endswith(":"):
+                block.lead = body[:at]
         elif key is not None and EXC_LINE.match(body.strip()) and _looks_like_exception(
                 body.strip()):
             block_key = key
@@ -618,6 +632,21 @@ class Assembler:
             self._push(line_event(frame))
         self._close_stale(frame.lineno)
         yield from self._release()
+
+    def _led_block(self, frame: Frame, body: str) -> Block | None:
+        """The open traceback this line continues by carrying its opener's head format and
+        lead: a custom format (`%(asctime)s %(levelname)s [%(threadName)s] [%(name)s] >>>
+        %(message)s`) puts its fields before every line of a logged traceback, so its frames
+        and exception line do not start where a traceback's lines do."""
+        head = frame.head
+        if head is None or not self.open:
+            return None
+        block = self.open.get(identity(frame))
+        if block is None or not block.lead or block.kind != "traceback" \
+                or not body.startswith(block.lead):
+            return None
+        opener = block.frames[0].head
+        return block if opener is not None and opener.fmt == head.fmt else None
 
     def _tagged_first_line(self, lineno: int) -> tuple[str, ...] | None:
         """A writer that tags only the first line of a multi-line message (Ray's "(raylet) "

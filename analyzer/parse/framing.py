@@ -400,6 +400,19 @@ class Framer:
                                             str(f["CCL_TIME"]), None)
             head.pid = bounded_int(str(f["INT"]))
             head.process = f"pid={f['INT']}"
+        elif rule == "neuron_rt":
+            head.system = "neuron"
+            head.level = level_word(str(f["LEVEL"]))
+            nrt_year, nrt_mon, nrt_day = str(f["NRT_DATE"]).split("-")
+            nrt_month = MONTHS.get(nrt_mon)
+            if nrt_month:
+                head.timestamp = _iso_from_date(self, f"{nrt_year}-{nrt_month:02d}-{nrt_day}",
+                                                str(f["TIME"]), f.get("FRAC"))
+            ints = f.get("INT")
+            int_list = ints if isinstance(ints, list) else [str(ints)]
+            head.pid = bounded_int(int_list[0])
+            head.process = f"pid={int_list[0]}"
+            head.site = str(f["NRT_SITE"])
         elif rule == "ray_cpp":
             head.system = "ray"
             head.timestamp = _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))

@@ -21,9 +21,9 @@ from analyzer.cache import lark_cache
 
 WRAPPER_RULES = ("launcher", "kubectl", "kubectl_prefix", "docker_ts", "journald", "compose",
                  "mpirun", "process", "rank", "role", "pdsh", "quote")
-HEAD_RULES = ("bracket_ts", "ray_cpp", "vllm", "nccl", "c10", "glog", "oneccl", "kernel",
-              "uvicorn", "pylog_basic", "pylog_dash", "pylog_level_logger", "level_tag", "rich",
-              "hf_log", "tag")
+HEAD_RULES = ("bracket_ts", "ray_cpp", "vllm", "nccl", "c10", "glog", "oneccl", "neuron_rt",
+              "kernel", "uvicorn", "pylog_basic", "pylog_dash", "pylog_level_logger", "level_tag",
+              "rich", "hf_log", "tag")
 MESSAGE_HEAD_RULES = ("msg_deepspeed", "msg_torch_legacy", "msg_level_site", "uvicorn", "nccl")
 
 
