@@ -176,6 +176,65 @@ def test_markdown_tells_the_same_story(diffs: dict[str, dict[str, Any]]) -> None
     assert "sglang.not_enough_memory" in md
 
 
+
+# -- HTML ---------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("key", list(PAIRS))
+def test_html_is_one_inert_page_with_both_runs_on_one_axis(diffs: dict[str, dict[str, Any]],
+                                                           key: str) -> None:
+    from analyzer.report.diff_html import render_diff_html
+
+    diff = diffs[key]
+    page = render_diff_html(diff)
+    assert page.startswith("<!DOCTYPE html>") and "Content-Security-Policy" in page
+    assert "<script" not in page.lower() and "src=" not in page and "href=" not in page
+    rows = diff["phases"]["rows"]
+    drawn_a = [r for r in rows if r.get("a") and isinstance(r["a"].get("offset"), int | float)]
+    drawn_b = [r for r in rows if r.get("b") and isinstance(r["b"].get("offset"), int | float)]
+    # one bar per phase each run reached, both lanes in the one SVG, its axis from +0s
+    svg = page[page.index("<svg class=\"gantt\""):page.index("</svg>")]
+    assert svg.count("<title>A ") == len(drawn_a) and svg.count("<title>B ") == len(drawn_b)
+    assert ">+0s</text>" in svg
+    for r in rows:
+        assert f"<td>{r['phase']}</td>" in page
+
+
+def test_html_marks_where_b_failed_and_escapes_log_text(diffs: dict[str, dict[str, Any]]) -> None:
+    from analyzer.report.diff_html import render_diff_html
+
+    page = render_diff_html(diffs["kimi-mem-fraction"])
+    assert "<span class=\"mark-failed\">✗ failed here</span>" in page
+    assert "✗ kv_cache_alloc</text>" in page  # on B's lane, where it stopped
+    assert "<code>--mem-fraction-static</code>" in page
+    hostile = json.loads(json.dumps(diffs["kimi-mem-fraction"]))
+    hostile["headline"] = "<script>alert(1)</script>"
+    hostile["b"]["root_cause"]["text"] = "RuntimeError: <img src=x onerror=alert(1)>"
+    hostile["phases"]["rows"][0]["phase"] = "</svg><script>x</script>"
+    page = render_diff_html(hostile)
+    assert "<script" not in page and "<img" not in page
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
+@pytest.mark.browser
+def test_html_renders_in_a_browser(diffs: dict[str, dict[str, Any]], tmp_path: Path) -> None:
+    from analyzer.report.diff_html import render_diff_html
+    from tests.test_html import _keep, _open_page
+
+    tools, url = _open_page(tmp_path, render_diff_html(diffs["kimi-mem-fraction"]), "diff-kimi")
+    try:
+        bars = tools.evaluate("document.querySelectorAll('svg.gantt rect[rx]').length")
+        width = tools.evaluate("document.querySelector('svg.gantt').getBoundingClientRect()"
+                               ".width")
+        shot = _keep(tmp_path, "diff-kimi")
+        tools.screenshot(shot)
+        problems = tools.problems(url)
+    finally:
+        tools.close()
+    assert problems == []
+    assert bars >= 10 and width > 600
+    assert shot.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
 # -- the JSON schema ---------------------------------------------------------------------------
 
 def _check(value: Any, schema: Mapping[str, Any], root: Mapping[str, Any], where: str) -> None:
@@ -493,6 +552,10 @@ def test_cli_json_and_output_by_extension(tmp_path: Path) -> None:
     proc = loglens("diff", a, b, "-o", str(md))
     assert proc.returncode == 0 and proc.stdout == b""
     assert md.read_text(encoding="utf-8").startswith("### loglens diff: B: --kv-cache-dtype")
+    page = tmp_path / "diff.html"
+    proc = loglens("diff", a, b, "-o", str(page))
+    assert proc.returncode == 0 and proc.stdout == b""
+    assert page.read_text(encoding="utf-8").startswith("<!DOCTYPE html>")
 
 
 def test_cli_directories_gz_and_stdin(tmp_path: Path) -> None:

@@ -25,10 +25,11 @@ class DiffFormat(StrEnum):
     TEXT = "text"
     MARKDOWN = "markdown"
     JSON = "json"
+    HTML = "html"
 
 
 SUFFIXES = {".json": DiffFormat.JSON, ".md": DiffFormat.MARKDOWN,
-            ".markdown": DiffFormat.MARKDOWN}
+            ".markdown": DiffFormat.MARKDOWN, ".html": DiffFormat.HTML, ".htm": DiffFormat.HTML}
 Run = Annotated[str, typer.Argument(
     help="A log file, .gz file, directory of per-rank logs, or - for stdin.",
     show_default=False)]
@@ -43,8 +44,9 @@ def diff(
     a: Run,
     b: Run,
     format: Annotated[DiffFormat | None, typer.Option(
-        "--format", "-f", help="text (the default), markdown or json; with -o, the file's "
-        "extension chooses (.json, .md).")] = None,
+        "--format", "-f", help="text (the default), markdown, json or html (one page, both "
+        "runs' phases on one axis); with -o, the file's extension chooses (.json, .md, "
+        ".html).")] = None,
     output: Annotated[Path | None, typer.Option("-o", "--output", metavar="FILE",
                                                 help="Write here.")] = None,
     rules: Rules = None,
@@ -70,6 +72,10 @@ def diff(
         from analyzer.report.jsonfmt import render_json
 
         text = render_json(result)
+    elif fmt == DiffFormat.HTML:
+        from analyzer.report.diff_html import render_diff_html
+
+        text = render_diff_html(result)
     elif fmt == DiffFormat.MARKDOWN:
         from analyzer.report.diff_text import render_diff_markdown
 
