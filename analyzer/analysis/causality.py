@@ -549,6 +549,32 @@ def stop_request(findings: Sequence[Finding]) -> Finding | None:
                 None)
 
 
+CANCELLED = re.compile(r"^(?:asyncio\.(?:exceptions\.)?)?CancelledError\b|\.CancelledError$")
+REPORT_GAP = 3  # lines between a logger's report and the traceback it prints
+
+
+def cancelled_tasks(findings: list[Finding], ctx: Context) -> None:
+    """Signal: an error-level report right before a traceback (asyncio's "Exception in
+    callback ...", "Task exception was never retrieved") whose every statement is a
+    CancelledError. Why: the task was cancelled (a shutdown, a closed client), nothing raised
+    an error; the report is its logger's, not a failure's.
+    Example: art-langgraph-mcp-agent-model-test-shutdown-cancellederror-noise-healthy."""
+    del ctx
+    for i, f in enumerate(findings):
+        if f.block is not None or f.level not in ("error", "critical") or f.kind == "failure":
+            continue
+        nxt = next((g for g in findings[i + 1:] if g.block is not None), None)
+        if nxt is None or nxt.block_start is None or nxt.source != f.source \
+                or not 0 < nxt.block_start - f.line <= REPORT_GAP:
+            continue
+        block = [g for g in findings if g.block == nxt.block and g.source == nxt.source
+                 and g.role == "statement"]
+        if block and all(CANCELLED.search(g.clean.strip()) for g in block):
+            f.kind, f.tier, f.resolved = "nonfatal", 8, True
+            f.reason = ("the traceback it reports ends in CancelledError: a task was cancelled "
+                        "(shutdown), nothing failed")
+
+
 def stopped(findings: list[Finding], ctx: Context) -> None:
     """Signal: a line that says the job was told to stop (see after_stop)."""
     stop = stop_request(findings)
@@ -612,7 +638,8 @@ RULES: tuple[Rule, ...] = (resolved_failures, unreturned_nccl_warnings,
                            bare_causes, restated_errors, relayed_errors,
                            repeated_by_one_process,
                            periodic_reports,
-                           stopped, request_scoped, test_verdicts, logged_and_went_on,
+                           cancelled_tasks, stopped, request_scoped, test_verdicts,
+                           logged_and_went_on,
                            before_success, after_success, earlier_attempts)
 
 
