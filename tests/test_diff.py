@@ -589,7 +589,7 @@ def test_cli_bad_input_is_one_line(tmp_path: Path) -> None:
     _one_line_error(loglens("diff", a, str(garbage)), "does not look like a text log")
     _one_line_error(loglens("diff", "-", "-"), "stdin")
     _one_line_error(loglens("diff", a, a, "-o", a), "refusing to overwrite")
-    _one_line_error(loglens("diff", a, a, "--format", "html"), "html")
+    _one_line_error(loglens("diff", a, a, "--format", "xml"), "xml")  # (html is a format now)
     _one_line_error(loglens("diff", a), "missing argument")
     _one_line_error(loglens("diff", a, str(tmp_path)), "no readable log files")
 
