@@ -6,6 +6,7 @@
 from __future__ import annotations
 
 import re
+import sys
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
@@ -18,12 +19,13 @@ from analyzer.model import Event
 from analyzer.parse import prefixes
 from analyzer.parse.timestamps import epoch
 from analyzer.pipeline import Pipeline
-from analyzer.scan import prefilter, producer
+from analyzer.scan.split import wanted as producer_wanted
 from analyzer.sources.source import Source, open_sources
 from analyzer.version import version as tool_version
 
 if TYPE_CHECKING:  # the post-mortem's collector and redactor load only when one is made
     from analyzer.analysis.collector import Collector
+    from analyzer.scan import prefilter
 
 SCHEMA = "loglens.explain/1"
 YEAR_SNIFF_LINES = 5000
@@ -121,7 +123,9 @@ def explain(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = (
     """
     sources = _opened(paths)
     remote = None
-    if fast is not False and sources and producer.wanted(sources[0]):  # a big file: starts
+    if fast is not False and sources and producer_wanted(sources[0]):  # a big file: starts
+        from analyzer.scan import producer
+
         remote = producer.take(sources[0], rules) or producer.RemoteBatches(sources[0], rules)
         # now, to overlap our start-up
     try:
@@ -129,6 +133,8 @@ def explain(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = (
         if fast is None:  # after the sniff, which reads a short stream to its end
             fast = worth_prefiltering(sources)
         knowledge = load_knowledge(rules)
+        if fast:  # imported only here: a pasted log never builds the prefilter
+            from analyzer.scan import prefilter
         if fast and prefilter.patterns(knowledge) is None:
             fast = False
     except BaseException:
@@ -143,7 +149,9 @@ def explain(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = (
         if i:
             analyzer.next_input()
         if fast:
-            if remote is None and producer.wanted(inp.source):
+            if remote is None and producer_wanted(inp.source):
+                from analyzer.scan import producer
+
                 remote = producer.RemoteBatches(inp.source, rules)
             if remote is not None:
                 batches: Iterable[prefilter.Batch] = remote
@@ -163,8 +171,10 @@ def explain(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = (
     try:
         return build_report(analyzer, result, inputs, excerpts=excerpts)
     finally:
+        loaded = sys.modules.get("analyzer.scan.producer")  # none was started if never loaded
         for inp in inputs:
-            producer.release(inp.source)
+            if loaded is not None:
+                loaded.release(inp.source)
 
 
 def _observe_again(inputs: Sequence[Input], observe: Callable[[Event], bool]) -> None:

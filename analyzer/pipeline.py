@@ -18,10 +18,10 @@ from typing import TYPE_CHECKING
 from analyzer.model import Event, Frame, SourceLine
 from analyzer.parse.blocks import Assembler, record_event
 from analyzer.parse.framing import Framer
-from analyzer.scan import prefilter
 
 if TYPE_CHECKING:  # the analyzer is the prefiltered path's one consumer
     from analyzer.analysis.engine import Analyzer
+    from analyzer.scan import prefilter
 
 
 class Stamper:
@@ -140,6 +140,7 @@ class Pipeline:
 
         scanner = analyzer.knowledge.sig_index.scanner
         from analyzer.analysis.engine import KNOWN_TEXT  # (only this path needs the engine)
+        from analyzer.scan import prefilter  # nor the prefilter: a pasted log never loads it
 
         for batch in batches:
             if not analyzer.known_events and batch.lines is not None \

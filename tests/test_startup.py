@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import gzip
 import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -68,3 +70,20 @@ def test_only_large_or_unsized_inputs_are_prefiltered(tmp_path: Path) -> None:
     plain.write_text(text)
     assert not api.worth_prefiltering(open_sources([str(plain)]))
     assert api.worth_prefiltering(open_sources([str(packed)]))  # judged by what it inflates to
+
+
+def test_a_small_explain_imports_no_producer_prefilter_or_polars() -> None:
+    """A pasted log is answered without the big-file machinery: importing the producer's
+    process and socket modules, the prefilter or polars would be start-up spent for nothing."""
+    log = Path(__file__).resolve().parents[1] / "corpus" / "seed"
+    sample = sorted(log.glob("*.log"))[0]
+    probe = (f"import sys\nsys.argv = ['loglens', 'explain', '--format', 'json', {str(sample)!r}]\n"
+             "from analyzer._entry import main\n"
+             "try:\n    main()\nexcept SystemExit:\n    pass\n"
+             "heavy = [m for m in ('analyzer.scan.producer', 'analyzer.scan.prefilter', 'polars')"
+             " if m in sys.modules]\n"
+             "print('HEAVY', heavy, file=sys.stderr)\n")
+    out = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         timeout=120)
+    assert '"verdict"' in out.stdout
+    assert "HEAVY []" in out.stderr, out.stderr[-500:]

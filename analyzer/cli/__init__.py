@@ -280,11 +280,12 @@ def main() -> None:
     try:
         argv = sys.argv[1:]
         if argv[:1] == ["explain"] and "--help" not in argv:  # no analyzer for other commands
-            from analyzer.scan.producer import (
-                prestart,  # a big file's reader starts while the CLI parses
-            )
+            from analyzer.scan.split import explain_target
 
-            prestart(argv)
+            if explain_target(argv) is not None:  # a big file's reader starts while we parse
+                from analyzer.scan.producer import prestart
+
+                prestart(argv)
         rv = app(standalone_mode=False)
         sys.exit(rv if isinstance(rv, int) else 0)
     except LoglensError as exc:

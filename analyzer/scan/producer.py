@@ -34,21 +34,10 @@ from typing import Any
 
 from analyzer.errors import InputError
 from analyzer.scan.prefilter import AHEAD, Batch
+from analyzer.scan.split import explain_target
 from analyzer.sources.source import Source
 
-SPLIT_BYTES = 32 << 20
 KEEP_DONE = 2  # batches the child keeps after the parent is done with them
-
-
-def wanted(source: Source) -> bool:
-    """Whether `source` is worth a producer process."""
-    if os.environ.get("LOGLENS_PRODUCER", "1") == "0" or source.path is None:
-        return False
-    split = int(os.environ.get("LOGLENS_SPLIT_BYTES", SPLIT_BYTES))
-    try:
-        return source.path.is_file() and source.path.stat().st_size >= split
-    except OSError:
-        return False
 
 
 class RemoteBatches:
@@ -144,42 +133,21 @@ class RemoteBatches:
 
 _PRESTARTED: dict[tuple[str, tuple[str, ...]], RemoteBatches] = {}
 # `loglens explain` options that take a value (the rest of argv is files and flags)
-_VALUED = ("--format", "-f", "--rules", "--fail-on", "-o", "--output", "--year")
-
-
 def prestart(argv: Sequence[str]) -> None:
     """Start the producer for `loglens explain FILE ...` before the CLI has parsed anything:
     argument parsing and imports are ~0.3 s of a run that the child can already spend
-    reading. A best guess from argv; `take` hands it over only for the same file and rules,
-    and an unused one is stopped at exit."""
-    if len(argv) < 2 or argv[0] != "explain" or "--help" in argv:
+    reading. A best guess from argv (`split.explain_target`); `take` hands it over only for
+    the same file and rules, and an unused one is stopped at exit."""
+    target = explain_target(argv)
+    if target is None:
         return
-    files: list[str] = []
-    rules: list[str] = []
-    i = 1
-    while i < len(argv):
-        arg = argv[i]
-        name = arg.split("=", 1)[0]
-        if name in _VALUED:
-            value = arg.split("=", 1)[1] if "=" in arg else (argv[i + 1] if i + 1 < len(argv)
-                                                              else "")
-            if name == "--rules":
-                rules.append(value)
-            i += 1 if "=" in arg else 2
-            continue
-        if not arg.startswith("-") or arg == "-":
-            files.append(arg)
-        i += 1
-    if not files or files[0] == "-":
-        return
-    source = Source(files[0], Path(files[0]))
-    if not wanted(source):
-        return
+    source, rules = target
     try:
-        remote = RemoteBatches(source, rules)
+        remote = RemoteBatches(source, list(rules))
     except OSError:
         return
-    _PRESTARTED[(str(Path(files[0]).resolve()), tuple(rules))] = remote
+    assert source.path is not None  # explain_target names a regular file
+    _PRESTARTED[(str(source.path.resolve()), tuple(rules))] = remote
     atexit.register(remote.close)
 
 
