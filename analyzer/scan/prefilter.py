@@ -61,7 +61,10 @@ WORDS = ("rror", "exception", "warn", "fail", "fatal", "critical", "abort", "kil
          "traceback", "panic", "sigquit", "sigterm", "signal", "oom", "out of memory", "died",
          "dead", "hang", "stuck", "terminate", "crash", "core dump", "interrupt", "exit")
 ALWAYS = (
-    rf"^(?:{_S}|=)",  # indented (frames, continuations), separators (=====)
+    # indented (frames, continuations), separators (=====); not a line of spaces alone, which
+    # starts nothing and ends nothing (an open block gets every line anyway): a log padded with
+    # millions of them took 40 s and 1.1 GB when each was selected
+    rf"^(?:{_S}+[^\t\n\v\f\r ]|=)",
     r"File \"|Traceback \(|Thread 0x|thread 0x| FAILED|Call stack:|Message:|Arguments:",
     # block starts that may sit behind a wrapper (a CI timestamp, a quote, a label), where
     # the anchored shape above cannot see them: native backtraces, crash handlers, py-spy
@@ -319,7 +322,7 @@ def classify(first: int, raw: pl.Series, knowledge: Knowledge | Patterns) -> Bat
     scanner_lits = list(pats.literals)
     if full and scanner_lits:
         found = lines.gather(full).str.extract_many(scanner_lits, overlapping=True).to_list()
-        literals = {i: set(f) for i, f in zip(full, found, strict=True)}
+        literals = {i: set(f) for i, f in zip(full, found, strict=True) if f}  # none: scanned
     if chosen:  # weak: an edge literal only (not a signature's or another marker's, no ALWAYS)
         candidates = [i for i in chosen if literals.get(i, set()).isdisjoint(pats.strong_literals)]
         if candidates:
