@@ -66,6 +66,13 @@ LOGGED_TRACEBACK = re.compile(r"\s*(?:ERROR|CRITICAL|WARNING|error|Error)\b[^\n]
 # error)
 HEADING_MESSAGE = re.compile(r"(?:Error|Exception|Failed)\b:? .*(?:\braised:|"
                              r"\b\d+ validation errors? for [\w.]+)\s*$")
+# ... or any exception message that is a phrase ending in a colon and no sentence before it
+# ("Exception: 2 errors happen:", "RuntimeError: Critical error when building pipeline:"):
+# the list or the cause it announces follows. A sentence then "Reasons:" has stated the error
+# already, and triton's "CompilationError: at 322:24:" is a source position, not a heading.
+HEADING_PHRASE = re.compile(r"(?:Error|Exception)\w*: (?:(?!\. )[^\n])*[A-Za-z)]:\s*$")
+# a message line that itself introduces the next one (DALI's "... encountered:")
+INTRODUCES_NEXT = re.compile(r"[A-Za-z)]:\s*$")
 # torch's ExceptionWrapper.reraise(): DataParallel replicas and DataLoader workers
 TORCH_REWRAP = re.compile(r"Caught \w+ in (?:replica \d+ on device \d+|DataLoader worker "
                           r"process \d+)\.$")
@@ -297,7 +304,8 @@ def block_findings(ev: Event, index: int, knowledge: Knowledge) -> list[Finding]
     detail = _nccl_last_error(ev, stmt_i, section_end) if why is None else None
     if detail is not None:
         at = stmt_i  # the message is stated on its first line; the reason is its detail
-    elif at == stmt_i and sig is None and HEADING_MESSAGE.search(ev.clean[stmt_i]):
+    elif at == stmt_i and sig is None and (HEADING_MESSAGE.search(ev.clean[stmt_i])
+                                           or HEADING_PHRASE.search(ev.clean[stmt_i])):
         at = _stated_after_heading(ev, stmt_i, section_end)
     rewrapped = bool(TORCH_REWRAP.search(ev.clean[stmt_i]))
     if rewrapped:
@@ -336,7 +344,10 @@ def _stated_after_heading(ev: Event, stmt_i: int, section_end: int) -> int:
             if ev.clean[k][ev.offset(k):].strip()]
     if "validation error" in ev.clean[stmt_i]:
         return next((k for k in rest if "[type=" in ev.clean[k]), stmt_i)
-    return rest[0] if rest else stmt_i
+    for at in rest[:-1]:  # a heading may announce another heading
+        if not INTRODUCES_NEXT.search(ev.clean[at]):
+            return at
+    return rest[-1] if rest else stmt_i
 
 
 def _nccl_last_error(ev: Event, stmt_i: int, section_end: int) -> int | None:
