@@ -39,6 +39,10 @@ TROUBLE_WORDS = re.compile(r"(?i)(?:\berror\b|\bfatal\b|\bfail(?:ed|ure|s)?\b|ti
 # a record whose message is only a traceback's decoration ("           ^^^^^^^^^^"): the
 # remnant of a traceback the paste cut, never a statement of its own
 DECORATION = re.compile(r"\s*[\^~\-=*|]+\s*$")
+# a frame or source line of a traceback logged one record per line whose head was cut
+# ("ERROR ... [core.py:710]     raise RuntimeError("): it echoes code, it states nothing
+SOURCE_ECHO = re.compile(r"\s{2,}(?:File \"[^\"]*\", line \d+|"
+                         r"(?:raise|return|await|yield|assert)\b)")
 LEXICAL_TIER = 4  # read only by the last resort: when nothing else says the job failed
 # ... unless it says the retries ran out
 GAVE_UP = re.compile(r"(?i)\b(?:exceeded|exhausted|giving up|gave up|max(?:imum)? retries|"
@@ -225,7 +229,7 @@ def line_findings(ev: Event, knowledge: Knowledge) -> list[Finding]:
         return [_base(ev, 0, kind="error", tier=LEXICAL_TIER, category="other",
                       reason="a line of no known format that says something failed")]
     if ev.level in ("error", "critical") and ev.message.strip() \
-            and not DECORATION.match(ev.message):
+            and not DECORATION.match(ev.message) and not SOURCE_ECHO.match(ev.message):
         recoverable = carries_on(ev.message)
         return [_base(ev, 0, kind="error", tier=3 if recoverable else 2, category="other",
                       reason="an error-level log line that no signature knows"
