@@ -140,7 +140,8 @@ def _base(ev: Event, i: int, **kw: Any) -> Finding:
 
 # "mpirun noticed that process rank 1 with PID 0 on node n14 exited on signal 11",
 # "global rank 3 exited", "[Rank 5] ...": the rank a generic error line is about
-RANK_IN_TEXT = re.compile(r"\b(?:process|global) rank (\d+)\b|\[Rank (\d+)\]")
+RANK_IN_TEXT = re.compile(r"\b(?:process|global) rank (\d+)\b|\[Rank (\d+)\]|"
+                          r"\bwas aborted on rank (\d+)\b")
 
 
 def _rank_from_groups(f: Finding, ev: Event) -> None:
@@ -153,6 +154,13 @@ def _rank_from_groups(f: Finding, ev: Event) -> None:
             return
     if f.rank is not None:
         return
+    # a line that says whose process it was (a launcher's "process rank 1", torch's own
+    # "[Rank 7]" and "communicator was aborted on rank 1"), known to a signature or not
+    m = RANK_IN_TEXT.search(f.clean)
+    number = next((x for x in m.groups() if x), None) if m is not None else None
+    if _small(number):
+        f.rank, f.rank_source = bounded_int(number), "message"
+        return
     for value in (g.get("gpu"), g.get("device"), ev.fields.get("device")):
         if _small(value):
             f.rank, f.rank_source = bounded_int(str(value)), "device"
@@ -160,11 +168,6 @@ def _rank_from_groups(f: Finding, ev: Event) -> None:
     if _small(g.get("local_rank")):  # a launcher's "local_rank: 3": the node's rank
         f.rank, f.rank_source = bounded_int(g["local_rank"]), "local"
         return
-    if f.sig is None:  # a line no signature knows: a launcher saying whose process it was
-        m = RANK_IN_TEXT.search(f.clean)
-        number = next((x for x in m.groups() if x), None) if m is not None else None
-        if _small(number):
-            f.rank, f.rank_source = bounded_int(number), "message"
 
 
 def _small(value: object) -> bool:
