@@ -426,8 +426,11 @@ def after_success(findings: list[Finding], ctx: Context) -> None:
     rank that hosted the TCPStore left first, the others' heartbeat monitors lose it.
     A native crash with no Python frame on its stack (an abort in a destructor, "Fatal Python
     error: Aborted" while garbage-collecting) after it is the interpreter's teardown, and the
-    launcher's report of that exit with it; one raised from Python code still counts.
-    Examples: torch-torchtitan-2gpu-pretrain-completed-fatal-python-abort-at-exit-healthy,
+    launcher's report of that exit with it; one raised from Python code still counts. An
+    error-level record that no signature knows, after the job's own report of success, is a
+    report step failing (NeMo's TFLOPs estimate), not the work.
+    Examples: torch-mlperf-llama2-70b-lora-mi300x-rccl-mscclpp-warn-c10d-errno97-healthy,
+    torch-torchtitan-2gpu-pretrain-completed-fatal-python-abort-at-exit-healthy,
     torch-mlperf-flux1-4node-b200-success-tcpstore-teardown-warnings-healthy,
     torch-mlperf-retinanet-h200-success-nccl-proxy-teardown-warn-healthy,
     torch-megatron-2node-tp2-finished-tcpstore-should-dump-errors-at-exit-healthy."""
@@ -454,6 +457,14 @@ def after_success(findings: list[Finding], ctx: Context) -> None:
         elif f.block_start is None and f.level == "warning":  # NCCL WARN lines: head says so
             f.kind, f.tier = "nonfatal", 8
             f.reason = f"a warning after {why} (line {end}): teardown, not a failure"
+        elif f.block_start is None and f.level == "error" and f.sig is None \
+                and ctx.done_line is not None and f.line > ctx.done_line:
+            # an error-level record no signature knows after the job's own report of
+            # success (NeMo's "Failed to calculate TFLOPs per sec per GPU." after MLPerf's
+            # run_stop): a report step after the work failed, not the work
+            f.kind, f.tier = "nonfatal", 8
+            f.reason = (f"an error-level record after the job reported success (line "
+                        f"{ctx.done_line}): the work was done")
 
 
 def test_verdicts(findings: list[Finding], ctx: Context) -> None:

@@ -445,6 +445,11 @@ class Framer:
             head.timestamp = _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))
             head.level = LEVEL_WORDS.get(str(f["LEVEL"]))
             head.site = str(f["SRCSITE"])
+        elif rule == "nemo":
+            head.system = "nemo"
+            head.timestamp = _iso_from_date(self, str(f["DATE"]), str(f["TIME"]), f.get("FRAC"))
+            head.level = SEVERITY_LETTERS.get(str(f["NEMO_SEV"]), "critical")
+            head.site = str(f["SRCSITE"])
         elif rule == "rich":
             head.level = LEVEL_WORDS.get(str(f["RICH_LEVEL"]).strip())
         elif rule == "level_tag":

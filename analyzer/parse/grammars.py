@@ -23,7 +23,7 @@ WRAPPER_RULES = ("launcher", "kubectl", "kubectl_prefix", "docker_ts", "journald
                  "mpirun", "process", "rank", "role", "pdsh", "quote")
 HEAD_RULES = ("bracket_ts", "ray_cpp", "vllm", "nccl", "c10", "glog", "oneccl", "neuron_rt",
               "kernel", "uvicorn", "pylog_basic", "pylog_dash", "pylog_level_logger", "level_tag",
-              "rich", "hf_log", "tag")
+              "rich", "hf_log", "nemo", "tag")
 MESSAGE_HEAD_RULES = ("msg_deepspeed", "msg_torch_legacy", "msg_level_site", "uvicorn", "nccl")
 
 
