@@ -16,8 +16,8 @@ It prints (and with `-o` writes) one Markdown table: medians and 90th percentile
 loglens/lnav ratios of the medians. Targets (issue #14): explain median wall and CPU <= 0.25 s
 and <= 2x lnav; --help/--version <= 0.15 s.
 
-    .venv/bin/python benchmarks/startup.py                 # every small corpus log, 3 runs
-    .venv/bin/python benchmarks/startup.py --sample 60 -o benchmarks/startup.md
+    .venv/bin/python tests/benchmarks/startup.py                 # every small corpus log, 3 runs
+    .venv/bin/python tests/benchmarks/startup.py --sample 60 -o tests/benchmarks/startup.md
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 CHILD_ENV = dict(os.environ)

@@ -18,7 +18,7 @@ Sizes follow a fleet's long tail: 70 % 5-30 KB, 20 % 30-300 KB, 8 % 0.3-1.5 MB, 
 
 Usage::
 
-    python benchmarks/gen_fleet.py --count 10000 --out benchmarks/data/fleet-10000
+    python tests/benchmarks/gen_fleet.py --count 10000 --out tests/benchmarks/data/fleet-10000
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ import re
 import sys
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 CORPUS = ROOT / "corpus"
 SIZE_CLASSES = ((0.70, 5_000, 30_000), (0.20, 30_000, 300_000), (0.08, 300_000, 1_500_000),
                 (0.02, 1_500_000, 5_000_000))

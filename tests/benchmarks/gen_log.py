@@ -27,7 +27,7 @@ core).
 
 Usage::
 
-    python benchmarks/gen_log.py --size 64M --out benchmarks/data/sglang-tp8-64M.log [--gz]
+    python tests/benchmarks/gen_log.py --size 64M --out tests/benchmarks/data/sglang-tp8-64M.log [--gz]
 """
 
 from __future__ import annotations
