@@ -15,9 +15,10 @@ from analyzer.analysis.engine import Analyzer
 from analyzer.analysis.findings import Finding
 from analyzer.analysis.remedies import concrete
 from analyzer.knowledge import load as load_knowledge
-from analyzer.model import Event
+from analyzer.model import Event, Frame
 from analyzer.parse import prefixes
 from analyzer.parse.timestamps import epoch
+from analyzer.parse.wraps import wrap_width
 from analyzer.pipeline import Pipeline
 from analyzer.scan.split import wanted as producer_wanted
 from analyzer.sources.source import Source, open_sources
@@ -43,16 +44,19 @@ class Input:
     source: Source
     year: int | None
     prefixes: list[re.Pattern[str]] = field(default_factory=list)
+    wrap_width: int | None = None  # the width a paste was hard-wrapped at (parse/wraps.py)
 
 
-def _sniff(src: Source) -> tuple[int | None, list[re.Pattern[str]]]:
+def _sniff(src: Source) -> tuple[int | None, list[re.Pattern[str]], int | None]:
     """What the first lines teach: the year of the first fully dated line (so yearless lines
-    before it get it right) and the prefixes this input puts before its records."""
+    before it get it right), the prefixes this input puts before its records, and the width
+    it was hard-wrapped at."""
     from analyzer.parse.framing import Framer as _F  # local: a throwaway framer
 
     framer = _F()
     year: int | None = None
     texts: list[str] = []
+    framed: list[Frame] = []
     try:
         for i, line in enumerate(src.lines()):
             if i >= YEAR_SNIFF_LINES or (year is not None and i >= prefixes.SAMPLE_LINES):
@@ -60,14 +64,16 @@ def _sniff(src: Source) -> tuple[int | None, list[re.Pattern[str]]]:
             frame = framer.frame(line)
             if i < prefixes.SAMPLE_LINES:
                 texts.append(prefixes.sample_text(frame))
+                framed.append(frame)
             head = frame.head
             dated = head is not None and (head.fmt in DATED_HEADS or any(
                 p.kind in DATED_WRAPPERS for p in frame.prefixes))
             if year is None and dated and head is not None and head.timestamp:
                 year = int(head.timestamp[:4])
     except Exception:
-        return year, []
-    return year, prefixes.infer(texts, framer.recognised, framer.body)
+        return year, [], None
+    return (year, prefixes.infer(texts, framer.recognised, framer.body),
+            wrap_width(framed))
 
 
 def _opened(paths: Sequence[str] | Sequence[Source]) -> list[Source]:
@@ -85,16 +91,16 @@ def _with_years(sources: Sequence[Source], year: int | None) -> list[Input]:
     out = []
     for src in sources:
         y = year
-        sniffed, learned = _sniff(src)  # a stream is kept, so stdin can be sniffed too
+        sniffed, learned, width = _sniff(src)  # a stream is kept, so stdin can be sniffed
         if y is None:
             y = sniffed or src.mtime_year()
-        out.append(Input(src, y, learned))
+        out.append(Input(src, y, learned, width))
     return out
 
 
 def iter_events(inp: Input) -> Iterator[Event]:
     """Every event of one input, in line order, timestamps inherited (the full path)."""
-    return Pipeline(inp.source.name, inp.year, inp.prefixes).run(inp.source.lines())
+    return Pipeline(inp.source.name, inp.year, inp.prefixes, inp.wrap_width).run(inp.source.lines())
 
 
 def events(paths: Sequence[str] | Sequence[Source], year: int | None = None,
@@ -158,7 +164,7 @@ def explain(paths: Sequence[str] | Sequence[Source], *, rules: Sequence[str] = (
             else:
                 batches = prefilter.classified(inp.source.series_batches(), knowledge)
             remote = None
-            Pipeline(inp.source.name, inp.year, inp.prefixes).analyze_prefiltered(
+            Pipeline(inp.source.name, inp.year, inp.prefixes, inp.wrap_width).analyze_prefiltered(
                 analyzer, batches)
         else:
             for ev in iter_events(inp):

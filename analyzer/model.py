@@ -131,7 +131,8 @@ class Event:
     level: str | None = None
     fields: dict[str, Any] = field(default_factory=dict)
     lines: list[int] = field(default_factory=list)  # owned lines (blocks may interleave)
-    raw: list[str] = field(default_factory=list)  # raw text of the owned lines
+    raw: list[str] = field(default_factory=list)  # raw text of the owned lines (a record
+    # hard-wrapped over several: the first entry is the whole line, parse/wraps.py)
     clean: list[str] = field(default_factory=list)  # cleaned text of the owned lines
     source: str = ""
     pid: int | None = None  # the writer's pid, where a wrapper or head names it

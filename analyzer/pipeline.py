@@ -43,10 +43,11 @@ class Pipeline:
     """One input's events, in line order, from its lines (see the module docstring)."""
 
     def __init__(self, name: str, year: int | None = None,
-                 prefixes: Sequence[re.Pattern[str]] = ()) -> None:
+                 prefixes: Sequence[re.Pattern[str]] = (), wrap_width: int | None = None
+                 ) -> None:
         self.name = name
         self.framer = Framer(year, list(prefixes))
-        self.assembler = Assembler()
+        self.assembler = Assembler(wrap_width)
         self.stamper = Stamper()
 
     # -- line by line ----------------------------------------------------------------------
@@ -73,7 +74,7 @@ class Pipeline:
         yield from self.finish()
 
     def pending(self) -> bool:
-        """Whether lines are held (an open block, or single lines queued behind one)."""
+        """Whether lines are held (an open block, a cut record, or lines queued behind)."""
         return self.assembler.pending()
 
     def peek(self) -> list[Event]:
@@ -116,7 +117,7 @@ class Pipeline:
 
         def feed_edge(line: SourceLine) -> None:
             frame = framer.frame(line)
-            if self.assembler.open or not analyzer.summarise(record_event(frame)):
+            if self.assembler.holding() or not analyzer.summarise(record_event(frame)):
                 for ev in self.assembler.feed(frame):
                     deliver(ev)
             elif frame.head is not None and frame.head.timestamp:  # summarised, but its
@@ -147,7 +148,7 @@ class Pipeline:
                     and batch.lines.str.contains(KNOWN_TEXT).any():
                 analyzer.known_events = 1  # what feeding every line would have found
             scanner.prime({batch.texts[i]: lits for i, lits in batch.literals.items()})
-            prefilter.walk(batch, name, lambda: bool(self.assembler.open), feed, skip,
+            prefilter.walk(batch, name, self.assembler.holding, feed, skip,
                            feed_edge, blank,
                            lambda line: analyzer.note_writer(name, line.lineno, line.text))
             # after the walk: the batch's last serving lines come after every line it fed, and

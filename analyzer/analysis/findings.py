@@ -133,7 +133,8 @@ def _base(ev: Event, i: int, **kw: Any) -> Finding:
                 rank=ev.rank_number(), process=ev.process, timestamp=ev.timestamp,
                 source=ev.source, event_kind=ev.kind, level=ev.level, pid=ev.pid,
                 system=ev.system, container=ev.container,
-                block_start=ev.line_start if len(ev.lines) > 1 else None, **kw)
+                block_start=ev.line_start if len(ev.lines) > 1 and "wrapped_lines" not in
+                ev.fields else None, **kw)  # (a hard-wrapped record is one line, not a block)
     _rank_from_groups(f, ev)
     return f
 

@@ -12,6 +12,7 @@ import copy
 import heapq
 import re
 from collections.abc import Iterable, Iterator
+from dataclasses import replace
 from typing import Any
 
 from analyzer.model import Event, Frame, bounded_float, bounded_int, container_of
@@ -20,6 +21,7 @@ from analyzer.parse.elastic import parse_elastic_summary
 from analyzer.parse.framing import PROC_RANKS, RANK_KEYS
 from analyzer.parse.pyrepr import parse_server_args, parse_worknccl
 from analyzer.parse.tracebacks import parse_traceback
+from analyzer.parse.wraps import continues, cut_at, headless, same_wrapper
 
 TRACEBACK_HEAD = "Traceback (most recent call last):"
 MAX_LEAD = 80  # a format's fields before the message, not a sentence that quotes a traceback
@@ -562,10 +564,56 @@ def line_event(frame: Frame) -> Event:
 class Assembler:
     """Feeds frames in, yields events in line order."""
 
-    def __init__(self) -> None:
+    def __init__(self, wrap_width: int | None = None) -> None:
         self.open: dict[tuple[str, ...], Block] = {}
         self._heap: list[tuple[int, int, Event]] = []
         self._seq = 0
+        self.wrap_width = wrap_width  # the input's hard-wrap width (parse/wraps.py), if any
+        self._held: list[Frame] = []  # a record cut at that width and the pieces so far
+
+    def holding(self) -> bool:
+        """Whether the next line may belong to what is held (an open block, a cut record)."""
+        return bool(self.open or self._held)
+
+    def _may_go_on(self, frame: Frame) -> bool:
+        """A single-line record cut by the input's hard wrap: its message goes on below."""
+        return cut_at(frame.raw, self.wrap_width)
+
+    def _piece_of_held(self, frame: Frame) -> bool:
+        """A headless line right after a cut record, under the same outer wrappers (srun's
+        label on every physical line, the program's own prefix only on the first), that
+        starts nothing of its own: the rest of that record's message."""
+        first, last = self._held[0], self._held[-1]
+        if frame.lineno != last.lineno + 1 or not headless(frame):
+            return False
+        outer = frame.prefixes
+        if len(outer) > len(first.prefixes) or not all(
+                same_wrapper(a, b) for a, b in zip(outer, first.prefixes, strict=False)):
+            return False
+        body = frame.message
+        return continues(last.raw, body) and _starts_block(body) is None \
+            and not CPP_CONT.match(body) and not FRAME.match(body) \
+            and parse_progress(body) is None
+
+    def _flush_held(self) -> None:
+        held, self._held = self._held, []
+        if not held:
+            return
+        first = held[0]
+        rest = "".join(f.message for f in held[1:])
+        joined = replace(first, raw=(first.raw + rest).rstrip(),
+                         clean=(first.clean + rest).rstrip(),
+                         message=(first.message + rest).rstrip())
+        ev = line_event(joined)
+        if len(held) > 1:  # it owns every physical line; its first entry is the whole line
+            ev.lines += [f.lineno for f in held[1:]]
+            ev.raw += [f.raw for f in held[1:]]
+            ev.clean += [f.clean for f in held[1:]]
+            if ev.offsets:
+                ev.offsets += [f.wrapped for f in held[1:]]
+            ev.line_end = held[-1].lineno
+            ev.fields["wrapped_lines"] = len(held)
+        self._push(ev)
 
     def _push(self, ev: Event) -> None:
         self._seq += 1
@@ -585,6 +633,14 @@ class Assembler:
 
     def feed(self, frame: Frame) -> Iterator[Event]:
         """Take one frame; yield the events that are now complete and in order."""
+        if self._held:
+            if self._piece_of_held(frame):
+                self._held.append(frame)
+                if not self._may_go_on(frame):
+                    self._flush_held()
+                    yield from self._release()
+                return
+            self._flush_held()
         body = frame.message
         led = self._led_block(frame, body)
         if led is not None:  # the opener's lead again: a line of that traceback, lead peeled
@@ -628,6 +684,10 @@ class Assembler:
             if block_key in self.open:
                 self._close(block_key)
             self.open[block_key] = Block("traceback", block_key, frame, body)
+        elif self._may_go_on(frame) and frame.head is not None and frame.head.fmt != "wrapper" \
+                and not self.open:
+            self._held = [frame]  # (within an open block's lines, blocks take the wraps)
+            return
         else:
             self._push(line_event(frame))
         self._close_stale(frame.lineno)
@@ -702,13 +762,19 @@ class Assembler:
                 self._close(key)
 
     def pending(self) -> bool:
-        """Whether lines are held: an open block, or single lines queued behind one."""
-        return bool(self.open or self._heap)
+        """Whether lines are held: an open block, a cut record, or single lines queued."""
+        return bool(self.open or self._heap or self._held)
 
     def peek(self) -> list[Event]:
         """Copies of the held single lines plus the open blocks closed provisionally (what
         `finish` would emit now); the open blocks stay open."""
         evs = [copy.deepcopy(item[2]) for item in self._heap]
+        if self._held:  # the cut record as it stands
+            held = self._held
+            probe = Assembler(self.wrap_width)
+            probe._held = list(held)
+            probe._flush_held()
+            evs.extend(item[2] for item in probe._heap)
         for block in self.open.values():
             ev, leftover = block.close()  # close() builds a new event; the block stays open
             evs.append(ev)
@@ -718,6 +784,7 @@ class Assembler:
 
     def finish(self) -> Iterator[Event]:
         """Close every open block and flush."""
+        self._flush_held()
         for key in sorted(self.open, key=lambda k: self.open[k].start):
             self._close(key)
         while self._heap:
