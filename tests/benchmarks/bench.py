@@ -51,7 +51,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-REPO = HERE.parent
+REPO = HERE.parents[1]  # the repository (this file is in tests/benchmarks/)
 sys.path.insert(0, str(HERE))
 import gen_log  # noqa: E402
 
