@@ -597,23 +597,8 @@ class Assembler:
 
     def _flush_held(self) -> None:
         held, self._held = self._held, []
-        if not held:
-            return
-        first = held[0]
-        rest = "".join(f.message for f in held[1:])
-        joined = replace(first, raw=(first.raw + rest).rstrip(),
-                         clean=(first.clean + rest).rstrip(),
-                         message=(first.message + rest).rstrip())
-        ev = line_event(joined)
-        if len(held) > 1:  # it owns every physical line; its first entry is the whole line
-            ev.lines += [f.lineno for f in held[1:]]
-            ev.raw += [f.raw for f in held[1:]]
-            ev.clean += [f.clean for f in held[1:]]
-            if ev.offsets:
-                ev.offsets += [f.wrapped for f in held[1:]]
-            ev.line_end = held[-1].lineno
-            ev.fields["wrapped_lines"] = len(held)
-        self._push(ev)
+        if held:
+            self._push(_joined_event(held))
 
     def _push(self, ev: Event) -> None:
         self._seq += 1
@@ -770,11 +755,7 @@ class Assembler:
         `finish` would emit now); the open blocks stay open."""
         evs = [copy.deepcopy(item[2]) for item in self._heap]
         if self._held:  # the cut record as it stands
-            held = self._held
-            probe = Assembler(self.wrap_width)
-            probe._held = list(held)
-            probe._flush_held()
-            evs.extend(item[2] for item in probe._heap)
+            evs.append(_joined_event(list(self._held)))
         for block in self.open.values():
             ev, leftover = block.close()  # close() builds a new event; the block stays open
             evs.append(ev)
@@ -799,6 +780,26 @@ MAX_TORCHSCRIPT_LINES = 2000
 FIRST_LINE_TAG = re.compile(r"\([a-z_]+(?:, ip=[\da-fA-F.:]+)?\)$")
 EXC_NAME = re.compile(r"^(?:[A-Za-z_]\w*\.)*([A-Za-z_]\w*?(?:Error|Exception|Exit|Interrupt|Fault|"
                       r"Timeout|Failure))(?:\([\w.]+\))?(?::|$)")
+
+
+def _joined_event(held: list[Frame]) -> Event:
+    """One event of a record cut by a hard wrap and its pieces (parse/wraps.py): it owns
+    every physical line, and its first entry is the whole line."""
+    first = held[0]
+    rest = "".join(f.message for f in held[1:])
+    joined = replace(first, raw=(first.raw + rest).rstrip(),
+                     clean=(first.clean + rest).rstrip(),
+                     message=(first.message + rest).rstrip())
+    ev = line_event(joined)
+    if len(held) > 1:  # it owns every physical line; its first entry is the whole line
+        ev.lines += [f.lineno for f in held[1:]]
+        ev.raw += [f.raw for f in held[1:]]
+        ev.clean += [f.clean for f in held[1:]]
+        if ev.offsets:
+            ev.offsets += [f.wrapped for f in held[1:]]
+        ev.line_end = held[-1].lineno
+        ev.fields["wrapped_lines"] = len(held)
+    return ev
 
 
 def _looks_like_exception(text: str) -> bool:

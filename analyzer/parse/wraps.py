@@ -39,8 +39,8 @@ def wrap_width(frames: Sequence[Frame]) -> int | None:
         return None
     # (before this input's own prefixes are inferred, a piece may still carry one: a line
     # number's padding is not indentation here)
-    followed = sum(1 for i in at if i + 1 < len(frames) and headless(frames[i + 1])
-                   and frames[i + 1].message.strip() and not frames[i].raw.endswith(PADDED))
+    followed = sum(1 for i in at if i + 1 < len(frames) and cut_at(frames[i].raw, width)
+                   and headless(frames[i + 1]) and frames[i + 1].message.strip())
     return width if followed >= MIN_FOLLOWED else None
 
 

@@ -43,6 +43,7 @@ from analyzer.knowledge import load as load_knowledge
 from analyzer.model import Event, Frame, SourceLine
 from analyzer.parse import prefixes
 from analyzer.parse.framing import Framer
+from analyzer.parse.wraps import wrap_width
 from analyzer.pipeline import Pipeline
 from analyzer.report.common import human_duration
 from analyzer.sources.follow import Follower, Notice
@@ -215,6 +216,7 @@ class Watch:
             year = datetime.fromtimestamp(os.stat(self.opts.path).st_mtime).year
         self.pipe = Pipeline(self.name, year)
         self.learning: list[str] | None = []  # the first lines, until prefixes are inferred
+        self.learning_frames: list[Frame] = []  # ... as framed, for the hard-wrap width
         self.analyzer = Analyzer(self.knowledge)
         self.ring: deque[SourceLine] = deque(maxlen=RING_LINES)
         self.lines = 0
@@ -351,11 +353,13 @@ class Watch:
         and what is announced is never taken back."""
         assert self.learning is not None
         self.learning.append(prefixes.sample_text(frame))
+        self.learning_frames.append(frame)
         if len(self.learning) < LEARN_LINES:
             return
         learned = prefixes.infer(self.learning, self.pipe.framer.recognised,
                                  self.pipe.framer.body)
-        self.learning = None
+        self.pipe.assembler.wrap_width = wrap_width(self.learning_frames)  # (as explain's sniff)
+        self.learning, self.learning_frames = None, []
         if learned:
             self.pipe.framer.inferred = tuple(learned)
 
